@@ -179,3 +179,28 @@ def test_a_ready_url_with_credentials_is_checked_with_them(tmp_path):
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+def test_a_cancelled_call_stops_a_server_run_while_the_server_gets_ready(tmp_path):
+    """An adversarial probe: a client that left while a server-shaped run waited for readiness kept the MCP server
+    up for the whole wait, then the server was recorded 'not ready' (a failure). The wait sees the request
+    cancelled, stops the server, and the run is an interruption."""
+    import time
+
+    import pytest
+
+    from dbglog.run import proctree, runner, serve
+
+    token = proctree.CALLER.set("call-7")
+    proctree.CANCELLED.add("call-7")
+    t = time.monotonic()
+    try:
+        with pytest.raises(runner.Interrupted) as got:
+            serve.run_server_client([sys.executable, "-c", "pass"], run_dir=tmp_path / "run", cwd=tmp_path,
+                                    server=f"{sys.executable} -c 'import time; time.sleep(600)'",
+                                    ready="false", ready_timeout=300)
+    finally:
+        proctree.CANCELLED.discard("call-7")
+        proctree.CALLER.reset(token)
+    assert got.value.result.outcome == "error" and "interrupted" in got.value.result.error
+    assert time.monotonic() - t < 200  # (the readiness wait was 300 s)

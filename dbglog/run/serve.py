@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import signal
 import subprocess
 import time
 from dataclasses import replace
@@ -384,6 +385,7 @@ def _wait_ready(srv: Server, ready: str, ready_timeout: float, cwd: str) -> tupl
     note = "not checked"
     pause = READY_POLL[0]
     while True:
+        _stop_if_asked()
         srv.tree.snapshot()
         if not srv.alive():
             return "server_died", f"the server exited before it was ready ({srv.exit_text()})"
@@ -396,6 +398,15 @@ def _wait_ready(srv: Server, ready: str, ready_timeout: float, cwd: str) -> tupl
             return "server_not_ready", f"not ready after {ready_timeout:g}s (last check: {note})"
         time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
         pause = min(pause * 1.5, READY_POLL[1])
+
+
+def _stop_if_asked() -> None:
+    """While the server gets ready no run is supervised yet: a server stopping (its client gone) or a cancelled
+    request is seen here, as the client's watch loop sees it, instead of after the whole readiness wait (an MCP
+    server whose client left stayed up for it, then recorded the server as 'not ready', a failure)."""
+    caller = proctree.CALLER.get()
+    if proctree.STOPPING or (caller is not None and caller in proctree.CANCELLED):
+        raise runner.Interrupted((proctree.STOPPING or [signal.SIGTERM])[0])
 
 
 def _server_only(client_cmd, run_dir: Path, cwd: Path, env_overrides: dict, run_id: str, timeout, srv: Server,
