@@ -261,3 +261,11 @@ def test_failing_runs_finishing_at_once_add_their_advice_once(tmp_path):
     steps = json.loads(run_cli_inproc(ws, "next", "list", "--json").stdout)
     advice = [s for s in steps if "[advice:" in (s["detail"] or "")]
     assert len(advice) == len({s["detail"] for s in advice}) >= 1, [s["text"][:60] for s in steps]
+
+
+def test_an_attempt_citing_one_run_twice_records_it_once(recs):
+    """An adversarial probe: MCP add_attempt with runs [id, id] kept the id twice."""
+    inv = recs.new("x")
+    a = recs.add_attempt(inv.id, title="t", runs=["20261207-000000-aaaa", "20261207-000000-aaaa"])
+    assert a.runs == ["20261207-000000-aaaa"]
+    assert recs.store.get_attempt(inv.id, a.number).runs == ["20261207-000000-aaaa"]

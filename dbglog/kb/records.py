@@ -405,7 +405,7 @@ class Records:
             number = self.store.next_attempt_number(inv_id)
             a = Attempt(number=number, title=title, hypothesis=hypothesis.strip(), did=did.strip(),
                         result=result.strip(), conclusion=conclusion.strip(), outcome=outcome,
-                        created=model.now_iso(), runs=list(runs))
+                        created=model.now_iso(), runs=list(dict.fromkeys(runs)))  # (a run cited twice is one run)
             self.store.upsert_attempt(inv_id, a)
         return a
 
