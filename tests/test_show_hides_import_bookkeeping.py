@@ -68,3 +68,24 @@ def test_imports_summary_does_not_list_its_own_bookkeeping_as_the_authors_free_t
     assert "kept as free text:" in out and "Source headings" not in out
     rec = as_json(cli(ws, "import", doc, "--json"))["investigations"][0]["recognized"]
     assert "What I tried" in rec["free_sections"] and "Source headings" not in rec["free_sections"]
+
+
+AUTHORS_BOOKKEEPING_NAMES = ("# Flaky upload\n\nTried raising the retry count to 5; still flaky.\n\n"
+                             "## Import review\n\nCarol signed off on the uploader design in March.\n\n"
+                             "## Source headings\n\nBob kept the old retry policy.\n")
+
+
+def test_a_documents_own_import_review_section_survives_a_reimport(ws, cli, tmp_path):
+    doc = write_doc(tmp_path, AUTHORS_BOOKKEEPING_NAMES)
+    first = as_json(cli(ws, "import", doc, "--json"))["investigations"][0]
+    again = as_json(cli(ws, "import", doc, "--json"))["investigations"][0]
+    assert again["action"] == "unchanged" and again["attempt_list"] == first["attempt_list"] != []
+    [mirror] = mirror_files(ws)
+    assert "Carol signed off" in mirror.read_text() and lost_lines(AUTHORS_BOOKKEEPING_NAMES, mirror.read_text()) == []
+
+
+def test_show_and_search_find_a_documents_own_section_named_like_the_bookkeeping(ws, cli, tmp_path):
+    inv_id = as_json(cli(ws, "import", write_doc(tmp_path, AUTHORS_BOOKKEEPING_NAMES), "--json"))["investigations"][0]["id"]
+    shown = cli(ws, "show", inv_id, check=0).stdout
+    assert "Carol signed off" in shown and "Bob kept the old retry policy" in shown
+    assert as_json(cli(ws, "search", "Bob", "--json"))["hits"] and as_json(cli(ws, "search", "Carol", "--json"))["hits"]

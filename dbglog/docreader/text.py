@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from dbglog.core.model import NextStep
+from dbglog.core.model import BOOKKEEPING_SECTIONS, NextStep
 from dbglog.docreader.vocab import status_word
 from dbglog.util import recache
 
@@ -95,12 +95,17 @@ def item_title(text: str) -> str:
     return t if len(t) <= 90 else t[:87].rsplit(" ", 1)[0] + "…"
 
 
+_BOOKKEEPING_LOW = frozenset(h.lower() for h in BOOKKEEPING_SECTIONS)
+
+
 def section_heading(text: str) -> str:
     """A kept section's heading, never one the canonical parser would read as its own section."""
     raw = text[3:] if text.startswith("## ") else text
     raw = " ".join(raw.split()) or "Notes"
     low = raw.lower()
-    if low == "attempts" or low.startswith("key differences") or low == "what to try next":
+    # (nor one of import's bookkeeping sections, which a re-import replaces and `show` hides)
+    if low == "attempts" or low.startswith("key differences") or low == "what to try next" \
+            or "## " + low in _BOOKKEEPING_LOW:
         raw = f"Notes: {raw}"
     return "## " + raw
 
