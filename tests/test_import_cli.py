@@ -307,3 +307,26 @@ def test_a_conclusion_added_in_dbglog_to_an_imported_attempt_survives_an_unchang
     assert out["action"] == "unchanged"
     shown = json.loads(cli(ws, "show", inv, "--json", check=0).stdout)["attempts"]
     assert shown[0]["conclusion"] == "not the server timeout; confirmed with tcpdump"
+
+
+ESCAPED_PIPES = ("# Build differs\n\nThe build fails on CI only.\n\n## Key differences\n\n"
+                 "| Factor | Working | Broken |\n|---|---|---|\n| Flags | a \\| b | c |\n\n"
+                 "## What we tried\n\n| Approach | Result |\n|---|---|\n| set x \\| y in config | still fails |\n")
+
+
+def test_an_escaped_pipe_in_a_table_cell_is_read_as_a_pipe():
+    from dbglog.kb.importer import parse_document
+
+    [p], _ = parse_document(ESCAPED_PIPES, "notes.md")
+    assert [(d.factor, d.working, d.broken) for d in p.inv.differences] == [("Flags", "a | b", "c")]
+    assert [a.title for a in p.inv.attempts] == ["set x | y in config"]
+
+
+def test_an_imported_difference_with_a_pipe_is_stored_as_diff_add_stores_it(ws, cli, tmp_path):
+    doc = tmp_path / "notes.md"
+    doc.write_text(ESCAPED_PIPES)
+    inv_id = json.loads(cli(ws, "import", doc, "--json", check=0).stdout)["investigations"][0]["id"]
+    cli(ws, "diff", "add", "Typed", "a | b", "c", "-i", inv_id, check=0)
+    rows = json.loads(cli(ws, "diff", "list", "-i", inv_id, "--json", check=0).stdout)["rows"]
+    assert rows[0]["working"] == rows[1]["working"] == "a | b"
+    assert json.loads(cli(ws, "import", doc, "--json", check=0).stdout)["investigations"][0]["action"] == "unchanged"

@@ -1829,7 +1829,8 @@ def _row_cells(line: str) -> list[str]:
         s = s[1:]
     if s.endswith("|") and not s.endswith("\\|"):
         s = s[:-1]
-    return [c.strip() for c in re.split(r"(?<!\\)\|", s)]
+    # `\|` is a pipe inside a cell (GFM; `diff add` of the same value stores a plain `|`)
+    return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", s)]
 
 
 _EMPHASIS = recache.compile(r"[`*_]+")  # (units.py sits below cues.py: cues.plain is not in reach)
