@@ -133,3 +133,22 @@ def test_a_table_kept_as_written_stays_a_table_in_the_mirror_not_a_code_block():
     kept = next(s for s in parsed[0].inv.sections if s.heading.endswith("(as written)"))
     assert kept.body.startswith("| Factor | 6.0.2 | 6.1.3 | Matters? |") and kept.body.endswith("| no |")
     assert parsed[0].verified
+
+
+def test_an_attempt_heading_numbered_otherwise_than_stored_keeps_the_authors_heading_in_the_mirror():
+    doc = ("# Black screen after boot\n\nThe laptop shows a black screen after the kernel update.\n\n"
+           "### Attempt 3: disable nouveau\n\nBlacklisted nouveau; still black.\n\n"
+           "### Attempt 1: older kernel\n\nBooted 6.1; still black.\n\n"
+           "### Attempt 3: nomodeset\n\nAdded nomodeset; still black.\n\n"
+           "### Attempt 10: acpi=off\n\nBooted with acpi=off; the screen came back.\n")
+    [p], _ = importer.parse_document(doc, "notes.md")
+    assert [(a.number, a.title) for a in p.inv.attempts] == [
+        (1, "disable nouveau"), (2, "older kernel"), (3, "nomodeset"), (4, "acpi=off")]
+    rendered = mirror.render(p.inv)
+    for heading in ("### Attempt 3: disable nouveau", "### Attempt 1: older kernel", "### Attempt 10: acpi=off"):
+        assert heading in rendered.split("## Source headings")[1]
+    assert "Attempt 3: nomodeset" not in rendered.split("## Source headings")[1]  # stored under its own number
+
+    in_order = "# Hang\n\n### Attempt 1: pin the driver\n\nStill hangs.\n\n### Attempt 2: older kernel\n\nWorks.\n"
+    [p], _ = importer.parse_document(in_order, "notes.md")
+    assert len(p.inv.attempts) == 2 and "Source headings" not in mirror.render(p.inv)  # nothing to keep there

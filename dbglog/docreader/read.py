@@ -1027,6 +1027,7 @@ class _Build:
                                              _body(span_lines(self.lines, span))))
         lost = [i for i in lost if not any(i in span for _, span in whole)]
         bare = [i for i in lost if _bare_label(self.lines[i]) or i in self.owned and self.lines[i].lstrip().startswith("#")]
+        bare = sorted(set(bare) | self._renumbered())
         rest = [i for i in lost if i not in bare]
         if bare:
             # Labels and headings whose words were only renamed into structure ("**Result:**" over its list).
@@ -1036,6 +1037,18 @@ class _Build:
         if rest:
             self.inv.sections.append(Section("## Imported text (as written)", _body(span_lines(self.lines, rest))))
         return self._roundtrip(None if whole or bare or rest else rendered)
+
+    def _renumbered(self) -> set[int]:
+        """Lines of the attempts whose heading gave another number than the one stored ("Attempt 10: acpi=off" stored
+        as attempt 4): the yardstick reads "Attempt 10:" as a label, but the author's number is the document's too."""
+        out = set()
+        for a in self.inv.attempts:
+            i = a.source_lines[0] - 1 if a.source_lines else -1
+            text = plain(self.lines[i].strip().lstrip("#")) if 0 <= i < len(self.lines) else ""
+            m = st.ATTEMPT_HEAD.match(text) if attempt_noun().match(text) else None
+            if m and int(m["n"]) != a.number:
+                out.add(i)
+        return out
 
     def _roundtrip(self, rendered: str | None = None) -> bool:
         """Does the investigation read back from its mirror as it is? Else fence the sections that stop it.
