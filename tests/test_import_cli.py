@@ -330,3 +330,52 @@ def test_an_imported_difference_with_a_pipe_is_stored_as_diff_add_stores_it(ws, 
     rows = json.loads(cli(ws, "diff", "list", "-i", inv_id, "--json", check=0).stdout)["rows"]
     assert rows[0]["working"] == rows[1]["working"] == "a | b"
     assert json.loads(cli(ws, "import", doc, "--json", check=0).stdout)["investigations"][0]["action"] == "unchanged"
+
+
+def _reimport_edited(ws, cli, tmp_path, text: str, old: str, new: str, *added, k: int = 0) -> dict:
+    """Import TEXT, record ADDED through dbglog (argv after `dbglog`, `-i ID` appended), edit OLD into NEW in the
+    document and import it again: its K-th investigation as `show --json` gives it."""
+    doc = tmp_path / "notes.md"
+    doc.write_text(text)
+    inv_id = json.loads(cli(ws, "import", doc, "--json", check=0).stdout)["investigations"][k]["id"]
+    for argv in added:
+        cli(ws, *argv, "-i", inv_id, check=0)
+    doc.write_text(text.replace(old, new))
+    assert json.loads(cli(ws, "import", doc, "--json", check=0).stdout)["investigations"][k]["action"] == "update"
+    assert json.loads(cli(ws, "import", doc, "--json", check=0).stdout)["investigations"][k]["action"] == "unchanged"
+    return json.loads(cli(ws, "show", inv_id, "--json", check=0).stdout)
+
+
+def test_a_renamed_section_heading_replaces_the_section_and_a_recorded_section_stays(ws, cli, tmp_path):
+    doc = "# Printer offline\n\nI restarted cupsd and it still fails.\n\n## Context\n\nThe printer is on VLAN 20.\n"
+    inv = _reimport_edited(ws, cli, tmp_path, doc, "## Context", "## Background")
+    assert [s["heading"] for s in inv["sections"] if "VLAN 20" in s["body"]] == ["## Background"]
+    [mirror] = (ws / "logs").glob("*.md")
+    mirror.write_text(mirror.read_text() + "\n## My notes\nCall Dave about the switch.\n")  # (taken in by sync)
+    (tmp_path / "notes.md").write_text(doc.replace("## Context", "## Setup"))
+    cli(ws, "import", tmp_path / "notes.md", check=0)
+    heads = [s["heading"] for s in json.loads(cli(ws, "show", inv["id"], "--json", check=0).stdout)["sections"]]
+    assert "## Setup" in heads and "## Background" not in heads and "## My notes" in heads
+
+
+def test_a_reworded_next_step_replaces_the_one_read_from_its_lines(ws, cli, tmp_path):
+    doc = ("# Printer offline\n\nI restarted cupsd and it still fails.\n\n## Next steps\n\n"
+           "- [ ] Check the VLAN tag on port 7\n- [ ] Swap the cable\n")
+    inv = _reimport_edited(ws, cli, tmp_path, doc, "port 7", "port 9", ("next", "add", "Call the vendor"))
+    assert [s["text"] for s in inv["next_steps"]] == [
+        "Check the VLAN tag on port 9", "Swap the cable", "Call the vendor"]
+    assert [s["position"] for s in inv["next_steps"]] == [1, 2, 3]
+
+
+def test_a_renamed_difference_factor_replaces_its_row_and_a_row_added_in_dbglog_stays(ws, cli, tmp_path):
+    doc = ("# Build differs\n\nThe build fails on CI only.\n\n## Key differences\n\n| Factor | Working | Broken |\n"
+           "|---|---|---|\n| Compiler | gcc 12 | gcc 13 |\n| Flags | -O2 | -O3 |\n")
+    inv = _reimport_edited(ws, cli, tmp_path, doc, "| Compiler |", "| Toolchain |", ("diff", "add", "Kernel", "6.1", "6.8"))
+    assert [(d["position"], d["factor"]) for d in inv["differences"]] == [(1, "Toolchain"), (2, "Flags"), (3, "Kernel")]
+
+
+def test_renaming_one_of_two_investigations_in_a_document_updates_it(ws, cli, tmp_path):
+    doc = ("# Printer offline\n\n**Status:** open\n**Symptom:** jobs stay queued\n\nI restarted cupsd; still queued.\n\n"
+           "# Scanner slow\n\n**Status:** open\n**Symptom:** scans take minutes\n\nI lowered the DPI; still slow.\n")
+    inv = _reimport_edited(ws, cli, tmp_path, doc, "# Scanner slow", "# Scanner very slow", k=1)
+    assert inv["title"] == "Scanner very slow" and n_investigations(ws) == 2

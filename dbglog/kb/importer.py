@@ -33,7 +33,6 @@ import contextlib
 import copy
 import os
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -222,10 +221,12 @@ def _unmoored(out: Investigation, found: set[int], new: Investigation, lines: in
 
 
 def merge(old: Investigation, new: Investigation, imported: set[int] | frozenset = frozenset(),
-          renumbered: dict[int, int] | None = None, lines: int | None = None) -> Investigation:
-    """Re-import: the document's values update the stored investigation; nothing stored is dropped.
+          renumbered: dict[int, int] | None = None, lines: int | None = None, text: str | None = None,
+          doc_factors: set[str] | frozenset = frozenset()) -> Investigation:
+    """Re-import: the document's values update the stored investigation; nothing recorded through dbglog is dropped.
     ``imported``: numbers of stored attempts an earlier import made (before attempts cited their lines);
-    ``renumbered`` is filled with new number -> stored number for every attempt of ``new``."""
+    ``renumbered`` is filled with new number -> stored number for every attempt of ``new``; ``text``: the document
+    now; ``doc_factors``: the key-difference factors (casefolded) an earlier import read from it."""
     out = copy.deepcopy(old)
     for name in ("title", "status", "symptom", "environment", "root_cause"):
         v = getattr(new, name)
@@ -237,35 +238,79 @@ def merge(old: Investigation, new: Investigation, imported: set[int] | frozenset
     mapping = _merge_attempts(out, new, imported, lines)
     if renumbered is not None:
         renumbered.update(mapping)
+    _merge_differences(out, new, doc_factors)
+    _merge_steps(out, new, mapping)
+    _merge_sections(out, new, text)
+    return out
+
+
+def _merge_differences(out: Investigation, new: Investigation, doc_factors) -> None:
+    """The document's rows update the stored ones of their factor. A row an earlier import read from the document
+    that it no longer has is the document's to change: a renamed factor takes its place (paired in order when as
+    many rows went as came), and one deleted goes; a row added through dbglog stays."""
     if new.differences:
         out.labels = new.labels
-        by_factor = {d.factor.casefold(): d for d in out.differences}
-        for d in new.differences:
-            cur = by_factor.get(d.factor.casefold())
-            if cur:
-                cur.working, cur.broken, cur.status = d.working, d.broken, d.status
-            else:
-                out.differences.append(Difference(len(out.differences) + 1, d.factor, d.working, d.broken,
-                                                  d.status, d.apply))
+    now = {d.factor.casefold() for d in new.differences}
+    gone = [d for d in out.differences if d.factor.casefold() in doc_factors and d.factor.casefold() not in now]
+    by_factor = {d.factor.casefold(): d for d in out.differences}
+    came = [d for d in new.differences if d.factor.casefold() not in by_factor]
+    renamed = dict(zip(map(id, came), gone)) if len(came) == len(gone) else {}
+    for d in new.differences:
+        cur = by_factor.get(d.factor.casefold()) or renamed.get(id(d))
+        if cur:
+            cur.factor, cur.working, cur.broken, cur.status = d.factor, d.working, d.broken, d.status
+        else:
+            out.differences.append(Difference(len(out.differences) + 1, d.factor, d.working, d.broken,
+                                              d.status, d.apply))
+    taken = set(map(id, renamed.values()))
+    out.differences = [d for d in out.differences if d not in gone or id(d) in taken]
+    for k, d in enumerate(out.differences, 1):
+        d.position = k
+
+
+def _merge_steps(out: Investigation, new: Investigation, mapping: dict[int, int]) -> None:
+    """The document's steps update the stored ones of their words, else the one an earlier import read from the
+    same lines (a reworded step); a step read from the document before that it no longer has goes. A step
+    recorded through dbglog (no source lines) stays."""
     by_text = {s.text.casefold(): s for s in out.next_steps}
+    listed = {s.text.casefold() for s in new.next_steps}
+    by_lines = {tuple(s.source_lines): s for s in out.next_steps if s.source_lines and s.text.casefold() not in listed}
     for s in new.next_steps:
         if s.attempt is not None:  # (a link to an attempt follows it to its stored number)
             s = copy.copy(s)
             s.attempt = mapping.get(s.attempt, s.attempt)
-        cur = by_text.get(s.text.casefold())
+        cur = by_text.get(s.text.casefold()) or by_lines.pop(tuple(s.source_lines), None)
         if cur:
+            cur.text = s.text
             cur.detail, cur.status, cur.attempt = s.detail or cur.detail, s.status, s.attempt or cur.attempt
             cur.source_lines = list(s.source_lines) or cur.source_lines  # (the passage may have moved)
+            listed.add(cur.text.casefold())
         else:
             out.next_steps.append(NextStep(len(out.next_steps) + 1, s.text, s.detail, s.status, s.attempt,
                                            list(s.source_lines)))
+    out.next_steps = [s for s in out.next_steps if not s.source_lines or s.text.casefold() in listed]
+    for k, s in enumerate(out.next_steps, 1):
+        s.position = k
+
+
+def _merge_sections(out: Investigation, new: Investigation, text: str | None) -> None:
+    """The document's sections replace the stored ones of their heading. A stored section the document no longer
+    has goes when it was the document's: import's list of source headings, or one that holds only the document's
+    words (a renamed heading); a section recorded through dbglog (a bisection's report) holds words of its own."""
+    from dbglog.docreader import counts, norm
+
+    heads = {s.heading for s in new.sections}
+    if text is not None:
+        doc = " ".join(norm(ln) for ln in redact.clean(text).split("\n"))
+        out.sections = [s for s in out.sections if s.heading in heads or s.heading == model.REVIEW_SECTION
+                        or not (s.heading in model.BOOKKEEPING_SECTIONS
+                                or all(norm(ln) in doc for ln in s.body.split("\n") if counts(ln)))]
     by_head = {s.heading: s for s in out.sections}
     for s in new.sections:
         if s.heading in by_head:
             by_head[s.heading].body = s.body
         else:
             out.sections.append(copy.deepcopy(s))
-    return out
 
 
 @dataclass
@@ -277,7 +322,6 @@ class Plan:
     investigation_id: str = ""
     text: str = ""  # the document (kb/failures.index_import fingerprints its error blocks)
     reviewed: bool = False  # read with a review or an extraction applied now: its attempts are all there are
-    steps_given: bool = False  # ... an extraction that lists the next steps: they are all there are
     unticked: list = field(default_factory=list)  # stored attempts the review says are none: (attempt, removed)
 
 
@@ -333,8 +377,7 @@ def plan_files(recs, paths: list[str], corrections: dict | None = None,
         for p in parsed:
             check_roundtrip(p, shown)
             plans.append(Plan(source=source, parsed=p, sha=sha, text=text,
-                              reviewed=applied and (fix.kept or fix.whole),
-                              steps_given=applied and fix.steps is not None))
+                              reviewed=applied and (fix.kept or fix.whole)))
         skipped += [{"source": source, "line": s.line, "title": s.title, "reason": s.reason} for s in skips]
     return plans, skipped
 
@@ -389,17 +432,38 @@ def _review_report(fix, source: str, shown: str, applied: bool) -> dict:
                         for c in fix.dropped], "unreadable": list(fix.unreadable)}
 
 
-def _decide(recs, plan: Plan, alone: bool = False) -> Investigation:
-    """Set plan.action/investigation_id; return the investigation to store. ``alone``: the only investigation its
-    document holds now."""
+def _known(store, plan: Plan) -> str | None:
+    """The investigation an earlier import of this plan's document made of it, by its key (its title)."""
+    row = store.q("SELECT investigation_id FROM imports WHERE source = ? AND key = ?",
+                  plan.source, plan.parsed.key).fetchone()
+    return row[0] if row and store.exists(row[0]) else None
+
+
+def _retitled(store, plans: list[Plan]) -> dict[int, str]:
+    """id(plan) -> the investigation it is, for the plans whose title was edited since their document's last import:
+    the key is the title, so each would be a new investigation beside the old one. The document's investigations
+    no plan is known by are theirs, paired in document order when as many went as came."""
+    out: dict[int, str] = {}
+    for source in dict.fromkeys(p.source for p in plans):
+        mine = [p for p in plans if p.source == source and not p.parsed.canonical]
+        came = [p for p in mine if _known(store, p) is None]
+        claimed = {_known(store, p) for p in mine}
+        rows = store.q("SELECT investigation_id, min(line) FROM imports WHERE source = ? GROUP BY investigation_id "
+                       "ORDER BY min(line)", source)
+        gone = [r[0] for r in rows if r[0] not in claimed and store.exists(r[0])]
+        if came and len(came) == len(gone):
+            out.update(zip(map(id, sorted(came, key=lambda p: p.parsed.line)), gone))
+    return out
+
+
+def _decide(recs, plan: Plan, renamed: str | None = None) -> Investigation:
+    """Set plan.action/investigation_id; return the investigation to store. ``renamed``: the investigation this plan
+    is when its title was edited since (``_retitled``)."""
     store = recs.store
     row = store.q("SELECT investigation_id FROM imports WHERE source = ? AND key = ?",
                   plan.source, plan.parsed.key).fetchone()
-    if row is None and alone and not plan.parsed.canonical:
-        # (its title was edited: the key is the title, so the re-import made a second investigation of the doc)
-        before = {r[0] for r in store.q("SELECT investigation_id FROM imports WHERE source = ?", plan.source)}
-        before = [i for i in before if store.exists(i)]
-        row = (before[0],) if len(before) == 1 else None
+    if (row is None or not store.exists(row[0])) and renamed:
+        row = (renamed,)
     # What is stored was cleaned (secrets, control bytes): compare the document's values cleaned the same
     # way, or a second import of a doc with a redacted value would always "update".
     inv = model.clone(plan.parsed.inv)
@@ -433,15 +497,13 @@ def _decide(recs, plan: Plan, alone: bool = False) -> Investigation:
         imported = {int(r[0]) for r in store.q("SELECT ref FROM import_items WHERE investigation_id = ? AND "
                                                "kind = 'attempt'", existing) if str(r[0]).isdigit()}
         renumbered: dict[int, int] = {}
-        merged = merge(old, inv, imported, renumbered, lines=len(plan.text.splitlines()) if plan.text else None)
+        factors = {r[0] for r in store.q("SELECT ref FROM import_items WHERE investigation_id = ? AND "
+                                         "kind = 'difference'", existing)}
+        merged = merge(old, inv, imported, renumbered, lines=len(plan.text.splitlines()) if plan.text else None,
+                       text=plan.text or None, doc_factors=factors)
         _renumber(plan.parsed, renumbered)
         if plan.reviewed:
             plan.unticked = _drop_unticked(merged, set(renumbered.values()), imported, plan.text)
-        if plan.steps_given:  # (steps an earlier reading took from the document and this one leaves out)
-            listed = {s.text.casefold() for s in inv.next_steps}
-            merged.next_steps = [s for s in merged.next_steps if not s.source_lines or s.text.casefold() in listed]
-            for k, s in enumerate(merged.next_steps, 1):
-                s.position = k
         _review_first(merged)
     plan.investigation_id = existing
     plan.action = "unchanged" if merged == old else "update"
@@ -577,8 +639,8 @@ def import_files(recs, paths: list[str], dry_run: bool = False, use: bool = Fals
             if not look_only:
                 sync.sync(store, recs.ws)
             # (every decision before any file is written: a refusal of the last document leaves no file changed)
-            per_source = Counter(p.source for p in plans)
-            for plan, inv in [(plan, _decide(recs, plan, per_source[plan.source] == 1)) for plan in plans]:
+            renamed = _retitled(store, plans)
+            for plan, inv in [(plan, _decide(recs, plan, renamed.get(id(plan)))) for plan in plans]:
                 if not dry_run and plan.action != "unchanged":
                     if plan.action == "create":
                         store.insert_investigation(inv)
@@ -638,6 +700,8 @@ def _remember(store, plan: Plan) -> None:
                investigation_id=excluded.investigation_id, line=excluded.line, sha256=excluded.sha256,
                imported=excluded.imported""",
             plan.source, p.key, plan.investigation_id, p.line, plan.sha, model.now_iso())
+    # (a row the document no longer has is no longer its: `diff add` of that factor later is dbglog's own)
+    store.q("DELETE FROM import_items WHERE investigation_id = ? AND kind = 'difference'", plan.investigation_id)
     for kind, ref, line in p.items:
         store.q("""INSERT INTO import_items (investigation_id, kind, ref, source, line) VALUES (?, ?, ?, ?, ?)
                    ON CONFLICT(investigation_id, kind, ref) DO UPDATE SET source=excluded.source,
