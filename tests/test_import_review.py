@@ -328,12 +328,12 @@ def test_a_plain_reimport_after_apply_review_keeps_the_corrections(ws, cli, tmp_
     doc = write_doc(tmp_path, REVIEW_DOC)
     review, want = corrected_review(ws, cli, doc)
     applied = as_json(cli(ws, "import", "--apply-review", review, "--json"))
-    assert applied["reviews"] == [{"source": str(doc), "file": str(doc), "review": "applied", "attempts": len(want),
+    assert applied["reviews"] == [{"source": str(doc), "file": str(doc), "review": "applied", "by": "review", "attempts": len(want),
                                    "changed_since_review": False, "dropped": [], "unreadable": []}]
     again = as_json(cli(ws, "import", doc, "--json"))
     assert [i["action"] for i in again["investigations"]] == ["unchanged"]
     assert attempts_of(again) == want
-    assert again["reviews"] == [{"source": str(doc), "file": str(doc), "review": "kept", "attempts": len(want),
+    assert again["reviews"] == [{"source": str(doc), "file": str(doc), "review": "kept", "by": "review", "attempts": len(want),
                                  "changed_since_review": False, "dropped": [], "unreadable": []}]
     out = cli(ws, "import", doc, check=0).stdout
     assert f"reviewed  {doc}: {len(want)} attempt(s) as its applied review set them" in out
@@ -815,3 +815,31 @@ def test_an_extraction_that_lists_the_next_steps_removes_those_an_earlier_import
     cli(ws, "import", doc, "--extraction", f, check=0)
     steps = json.loads(cli(ws, "next", "list", "-i", inv, "--json", check=0).stdout)
     assert [s["text"] for s in steps] == ["try fp32", "my own step"]
+
+
+WIFI_DOC = ("# Wifi drops\n\nThe laptop wifi drops every hour.\n\n## What I tried\n\n"
+            "- Tried disabling power saving; still drops.\n- Tried the older firmware; still drops.\n"
+            "- Tried a new router; works now.\n\n## Next steps\n\n- [ ] Report to the vendor\n\nMaybe swap the card too.\n")
+
+
+def test_a_plain_reimport_after_an_extraction_keeps_its_attempts_and_steps(ws, cli, tmp_path):
+    doc = write_doc(tmp_path, WIFI_DOC)
+    data = as_json(cli(ws, "import", "--units", doc, "--json"))
+    unit = {u["text"]: u["id"] for u in data["units"]}
+    ext = tmp_path / "reading.json"
+    ext.write_text(json.dumps({"digest": data["digest"], "attempts": [
+        {"units": [unit["Tried disabling power saving; still drops."]], "title": "Power saving off", "outcome": "failed"},
+        {"units": [unit["Tried a new router; works now."]], "title": "New router", "outcome": "worked", "who": "sam"}],
+        "next_steps": [{"units": [unit["Maybe swap the card too."]], "text": "Swap the wifi card", "status": "todo"}]}))
+    applied = as_json(cli(ws, "import", doc, "--extraction", ext, "--json"))
+    want = attempts_of(applied)
+    assert [t for _, _, t, _ in want] == ["Power saving off", "New router"]
+    again = as_json(cli(ws, "import", doc, "--json"))
+    assert [i["action"] for i in again["investigations"]] == ["unchanged"] and attempts_of(again) == want
+    assert again["reviews"][0]["review"] == "kept" and again["reviews"][0]["by"] == "extraction"
+    assert "as its applied extraction set them" in cli(ws, "import", doc, check=0).stdout
+    doc.write_text(WIFI_DOC.replace("every hour.\n", "every hour.\n\nIt started after the update.\n"))
+    moved = as_json(cli(ws, "import", doc, "--json"))  # (lines inserted above: the agent's reading follows them)
+    assert attempts_of(moved) == [([a + 2, b + 2], o, t, w) for (a, b), o, t, w in want]
+    inv = as_json(cli(ws, "show", moved["investigations"][0]["id"], "--json"))
+    assert [(s["text"], s["source_lines"]) for s in inv["next_steps"]] == [("Swap the wifi card", [17, 17])]

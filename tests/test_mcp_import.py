@@ -475,6 +475,22 @@ def test_an_extraction_may_say_the_document_is_one_investigation_however_its_sec
         from_extraction(doc, ext | {"one_investigation": "yes"})
 
 
+
+def test_a_plain_reimport_keeps_an_extraction_that_joined_the_document_into_one_investigation(ws, tmp_path):
+    import json
+
+    doc = write_doc(tmp_path, STAGED_DOC)
+    units = json.loads(run_cli_inproc(ws, "import", "--units", doc, "--json", check=0).stdout)
+    unit = {u["text"]: u["id"] for u in units["units"]}
+    ext = tmp_path / "reading.json"
+    ext.write_text(json.dumps({"digest": units["digest"], "one_investigation": True, "attempts": [
+        {"units": [unit["Switched to a linear warmup of 500 steps: stable to step 2,000."]], "title": "warmup",
+         "outcome": "worked"}]}))
+    run_cli_inproc(ws, "import", doc, "--extraction", ext, check=0)
+    again = json.loads(run_cli_inproc(ws, "import", doc, "--json", check=0).stdout)
+    assert [(i["action"], [a["title"] for a in i["attempt_list"]]) for i in again["investigations"]] == [
+        ("unchanged", ["warmup"])] and investigations(ws) == 1
+
 def test_the_guide_tells_an_agent_how_to_join_a_story_split_into_investigations(tmp_path):
     from dbglog.kb import importer
 

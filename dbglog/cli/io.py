@@ -167,9 +167,11 @@ def _some(names: list[str]) -> str:
 
 def _say_review(r: dict, dry_run: bool) -> None:
     """What a review applied before did to this import: one line, and one more per correction it had to drop."""
+    by = r.get("by", "review")
     if r["review"] == "kept":
-        click.echo(f"reviewed  {safe_text(r['source'])}: {r['attempts']} attempt(s) as its applied review set them")
-    again = f"`dbglog import --review {safe_text(r['file'])}` to review it again"
+        click.echo(f"reviewed  {safe_text(r['source'])}: {r['attempts']} attempt(s) as its applied {by} set them")
+    again = f"`dbglog import --review {safe_text(r['file'])}` to review it again" if by == "review" else \
+        f"`dbglog import --units {safe_text(r['file'])}` and a new `--extraction` to read it again"
     for d in r["dropped"]:
         a, b = d["source_lines"]
         click.echo(f"dropped   {safe_text(r['source'])} lines {a}-{b} {safe_text(d['title'])[:60]!r} ({d['outcome']}): "
@@ -179,8 +181,8 @@ def _say_review(r: dict, dry_run: bool) -> None:
         click.echo(f"unread    {safe_text(r['source'])}: a row of its kept review (## Import review) is not in the form "
                    f"`- lines A-B · OUTCOME · [by WHO ·] text:CHECKSUM · TITLE`: {safe_text(row)[:80]!r}")
     if r["review"] == "kept" and r["changed_since_review"]:
-        click.echo(f"changed   {safe_text(r['source'])} since its review: attempts written since are not read "
-                   f"(only the reviewed ones); {again}")
+        click.echo(f"changed   {safe_text(r['source'])} since its {by}: attempts written since are not read "
+                   f"(only the {'reviewed' if by == 'review' else 'extracted'} ones); {again}")
 
 
 def _one_file(files, ways: str = "--explain and --review read") -> Path:

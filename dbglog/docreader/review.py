@@ -4,8 +4,8 @@
 * ``review_markdown`` / ``parse_review``: a short checklist of the attempts read (outcome, confidence,
   lines) and of the units the reader was not sure of; the corrected list comes back as ``Corrections``
   (``import --review`` / ``--apply-review``). Low-confidence units are listed, not guessed.
-* ``kept_section`` / ``kept_corrections``: what an applied review said, kept with the investigation as the
-  bookkeeping section ``## Import review`` (so in the mirror, for every clone), and taken again by a later
+* ``kept_section`` / ``kept_corrections``: what an applied review (or extraction) said, kept with the investigation
+  as the bookkeeping section ``## Import review`` (so in the mirror, for every clone), and taken again by a later
   plain import of the same document -- each row only while its cited lines hold the text it was made on.
 * ``from_extraction``: an extraction that cites unit ids (an agent over MCP, a model behind ``--llm``),
   validated -- every cited unit exists, every outcome is one dbglog knows -- into the same ``Corrections``.
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 
 from dbglog.docreader.cues import language, outcome_of
@@ -60,6 +60,7 @@ class Corrections:
     unreadable: list[str] = field(default_factory=list)  # kept rows edited by hand out of their form
     one: bool = False  # the document is one investigation, however the reader would have split it (an extraction's)
     shown: str = "extraction"  # how an error names where they came from (the extraction's file)
+    by: str = "review"  # what set them: a person's review, or an agent's extraction (kept alike)
 
 
 def sha(text: str) -> str:
@@ -492,6 +493,9 @@ def _home(entry: dict, what: str) -> int | None:
 
 _KEPT = recache.compile(r"^- lines (?P<a>\d{1,7})-(?P<b>\d{1,7}) · (?P<outcome>[a-z]+)(?: · by (?P<who>[^·]+?))?"
                    r" · text:(?P<text>[0-9a-f]{12}) · (?P<title>.*)$")
+# an extraction's next step, kept: its status ("-": as the document says) and its words
+_KEPT_STEP = recache.compile(r"^- step lines (?P<a>\d{1,7})-(?P<b>\d{1,7}) · (?P<status>[a-z]+|-) · "
+                        r"text:(?P<text>[0-9a-f]{12}) · (?P<title>.*)$")
 _KEPT_SHA = recache.compile(r"\(document sha:(?P<sha>[0-9a-f]{16})\)")
 
 
@@ -500,11 +504,16 @@ def lines_sha(lines: list[str], first: int, last: int) -> str:
     return sha("\n".join(ln.strip() for ln in lines[first - 1:last]))[:12]
 
 
+_BY_EXTRACTION = "`dbglog import --extraction` (an agent's reading)"
+_ONE = "It reads the document as one investigation."
+
+
 def kept_section(attempts: list, dropped: list[Correction], lines: list[str], doc_sha: str,
-                 unreadable: list[str] = ()) -> Section:
-    """The bookkeeping section an applied review leaves with an investigation: one row per attempt it set, as
-    the document reads now, and the rows it could no longer place, as they were (kept until reviewed again:
-    the text they were made on may come back)."""
+                 unreadable: list[str] = (), by: str = "review", one: bool = False,
+                 steps: list[Correction] = ()) -> Section:
+    """The bookkeeping section an applied review (or extraction) leaves with an investigation: one row per attempt
+    it set, as the document reads now, and the rows it could no longer place, as they were (kept until reviewed
+    again: the text they were made on may come back)."""
     rows = []
     for a in attempts:
         if len(a.source_lines) == 2:
@@ -512,9 +521,13 @@ def kept_section(attempts: list, dropped: list[Correction], lines: list[str], do
             rows.append(_kept_line(first, last, a.outcome, a.who, lines_sha(lines, first, last), a.title))
     rows += [_kept_line(c.first, c.last, c.outcome, c.who, c.text, c.title) for c in dropped]
     rows += list(unreadable)  # (a hand edit is kept as written, to be fixed, never dropped)
+    rows += [f"- step lines {c.first}-{c.last} · {c.status or '-'} · text:{lines_sha(lines, c.first, c.last)} · "
+             f"{_one(c.title, 0)}" for c in steps]
     return Section(REVIEW_SECTION, "\n".join(
-        [f"The attempts `dbglog import --apply-review` set here (document sha:{doc_sha}). A re-import of the "
-         "document keeps them while their lines hold the same text; edit a row to change it.", ""]
+        [f"The attempts {_BY_EXTRACTION if by == 'extraction' else '`dbglog import --apply-review`'} set here "
+         f"(document sha:{doc_sha}). A re-import of the "
+         "document keeps them while their lines hold the same text; edit a row to change it."
+         + (f" {_ONE}" if one else ""), ""]
         + (rows or ["(no attempts ticked)"])))
 
 
@@ -534,11 +547,17 @@ def kept_corrections(bodies: list[str], text: str) -> Corrections | None:
     shas = sorted({m.group("sha") for b in bodies if (m := _KEPT_SHA.search(b))})
     out.reviewed = shas[0] if shas else ""
     out.changed = any(x != sha(text) for x in shas)
+    out.by = "extraction" if any(_BY_EXTRACTION in b for b in bodies) else "review"
+    out.one = any(_ONE in b.split("\n", 1)[0] for b in bodies)
     windows: dict[int, dict[str, list[int]]] = {}  # passage length -> checksum -> where such passages begin
     rows: dict[Correction, None] = {}  # (in order; several tries in one sentence are rows of the same lines)
+    steps: list[Correction] = []
     for line in (ln for b in bodies for ln in b.split("\n") if ln.startswith("- ")):
         c = _kept_row(line)
-        if c is None:
+        if (r := _KEPT_STEP.match(line.rstrip())) and int(r["b"]) >= int(r["a"]):
+            steps.append(Correction(int(r["a"]), int(r["b"]), r["title"].strip(), text=r["text"],
+                                    status="" if r["status"] == "-" else r["status"]))
+        elif c is None:
             out.unreadable.append(line.strip())
         else:
             rows[c] = None
@@ -550,6 +569,10 @@ def kept_corrections(bodies: list[str], text: str) -> Corrections | None:
             shift = got.first - c.first
             placed[(got.first, got.last)] = (c.first, c.last)
         (out.attempts if got else out.dropped).append(got or c)
+    if steps:  # (a step whose lines no longer hold its text is no step: its lines are text)
+        out.steps = [c if lines_sha(lines, c.first, c.last) == c.text else _moved(c, lines, windows, 0, {})
+                     for c in steps]
+        out.steps = [c for c in out.steps if c is not None]
     return out
 
 
@@ -575,4 +598,4 @@ def _moved(c: Correction, lines: list[str], windows: dict[int, dict[str, list[in
     near = sorted(at, key=lambda i: abs(i - c.first - shift))
     if not near or len(near) > 1 and abs(near[0] - c.first - shift) == abs(near[1] - c.first - shift):
         return None
-    return Correction(near[0], near[0] + n, c.title, c.outcome, c.who, c.text)
+    return replace(c, first=near[0], last=near[0] + n)

@@ -404,17 +404,19 @@ def kept_review(store, source: str, text: str):
 
 
 def _keep_review(parsed: list[Parsed], text: str, fix) -> None:
-    """Each investigation read with a person's review keeps what it set, for the next import of the document: the
-    attempts as corrected, and the rows that no longer hold their text under the investigation they were in."""
+    """Each investigation read with a person's review (or an agent's extraction) keeps what it set, for the next
+    import of the document: the attempts as corrected, the rows that no longer hold their text under the
+    investigation they were in, and an extraction's next steps."""
     from dbglog.docreader import review as rv
 
     lines = text.split("\n")
     own = [p for p in parsed if not p.canonical]
     for k, p in enumerate(own):
         until = own[k + 1].line if k + 1 < len(own) else float("inf")
-        dropped = [c for c in fix.dropped if (k == 0 or c.first >= p.line) and c.first < until]
+        dropped, steps = ([c for c in cs if (k == 0 or c.first >= p.line) and c.first < until]
+                          for cs in (fix.dropped, fix.steps or []))
         kept = rv.kept_section(p.inv.attempts, dropped, lines, fix.reviewed or rv.sha(text),
-                               fix.unreadable if k == 0 else ())
+                               fix.unreadable if k == 0 else (), fix.by, fix.one, steps)
         p.inv.sections = [kept] + [s for s in p.inv.sections if s.heading != model.REVIEW_SECTION]
         p.verified = False  # (a section added after the reader checked its rendering: check it again)
 
@@ -426,7 +428,7 @@ def _review_first(inv: Investigation) -> None:
 
 
 def _review_report(fix, source: str, shown: str, applied: bool) -> dict:
-    return {"source": source, "file": shown, "review": "applied" if applied else "kept",
+    return {"source": source, "file": shown, "review": "applied" if applied else "kept", "by": fix.by,
             "attempts": len(fix.attempts), "changed_since_review": fix.changed,
             "dropped": [{"source_lines": [c.first, c.last], "title": c.title, "outcome": c.outcome, "who": c.who}
                         for c in fix.dropped], "unreadable": list(fix.unreadable)}
@@ -593,7 +595,12 @@ def read_extraction(path: str, extraction, shown: str = "extraction"):
     from dbglog.docreader.review import from_extraction
     from dbglog.docreader.units import segment
 
-    return from_extraction(segment(read_source(Path(path), path)), extraction, shown, digest=True)
+    out = from_extraction(segment(read_source(Path(path), path)), extraction, shown, digest=True)
+    # Kept like a review: a plain re-import reads the document as the agent did, not with the reader's guesses. (Not
+    # one that files an entry under another investigation than its lines': a kept row has no place to say so.)
+    out.kept = not any(c.home is not None for c in out.attempts + (out.steps or []))
+    out.by = "extraction"
+    return out
 
 
 def import_extracted(recs, path: str, corr, dry_run: bool = False, use: bool = False) -> tuple[dict, list[str]]:
