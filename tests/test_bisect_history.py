@@ -638,3 +638,21 @@ def test_the_verdict_cache_is_not_reused_when_the_repro_or_the_environment_chang
     assert res["runs"] > 0  # another environment: run again, not answered from the cache
     p, res = bisect(repo, repro, "--good", shas[0], "--bad", "HEAD")
     assert res["runs"] == 0 and res["first_bad"]["commit"] == shas[11]  # the same world again: the cache answers
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_untracked_files_a_step_leaves_are_gone_at_the_next_step_ignored_ones_stay(tmp_path, jobs):
+    # A reused worktree kept a step's untracked files: a repro that leaves a marker and passes when it
+    # finds one answered the last commit. Ignored files (a build directory) are kept for incremental builds.
+    repo = tmp_path / "repo"
+    shas = make_repo(repo, 32, lambda i: {"version.txt": f"{i}\n", ".gitignore": "build/\n"})
+    init_ws(repo)
+    log = tmp_path / "reused.log"
+    (tmp_path / "check.sh").write_text(
+        '[ -f stale_marker ] && exit 0\ntouch stale_marker\n'
+        f'[ -f build/cache ] && echo reused >> {log}\nmkdir -p build && touch build/cache\n'
+        '[ "$(cat version.txt)" -lt 20 ] || { echo "AssertionError: bug" >&2; exit 1; }\n')
+    p, out = bisect(repo, type("R", (), {"cmd": ["sh", str(tmp_path / "check.sh")]}),
+                    "-j", jobs, "--good", shas[0], "--bad", shas[-1])
+    assert p.returncode == 0 and out["first_bad"]["commit"] == shas[20], (out or {}).get("message", p.stderr[-2000:])
+    assert log.exists()  # the ignored build directory was there for a later step

@@ -20,7 +20,7 @@ How a bisection runs
 4. Steps. ``HistoryBisect.next_steps(jobs)`` picks the commits that halve (k-sect) the
    candidates, stepping away from skipped clusters. Each commit runs in its own git worktree under
    ``.dbglog/bisect/<session>/wt<k>`` (``git worktree add --detach`` once, then
-   ``git checkout --detach --force`` per step): the driver is the ``oracle.Place`` of
+   ``git checkout --detach --force`` and ``git clean -ffd`` per step, ignored files kept): the driver is the ``oracle.Place`` of
    ``bisect/oracle.py``, which runs each step through ``session.Executor`` (build step,
    ``--repeat``, ``--launcher``, the supervised runner) in a free worktree slot. Every verdict is
    persisted as soon as it is known (one transaction), so kill -9 loses at most the steps that were
@@ -230,6 +230,11 @@ def subjects_of(repo, shas) -> dict:
 # How a slot's worktree is made to hold a commit, the same whether a step waits for it or it is readied ahead.
 _CHECKOUT = ("checkout", "--detach", "--force", "-q")
 _ADD = ("worktree", "add", "--detach", "--force", "-q")
+# A reused worktree loses the untracked files the last step left (a marker, an output), so every step
+# starts from its commit's tree; ignored ones (a build directory) stay for an incremental --build.
+_CLEAN = ("clean", "-ffdq")
+# checkout then clean as one spawn for a worktree readied ahead: $0 = git, $1 = the worktree, $2 = the commit
+_CHECKOUT_CLEAN = ('"$0" -C "$1" ' + " ".join(_CHECKOUT) + ' "$2" && exec "$0" -C "$1" ' + " ".join(_CLEAN))
 
 
 def _worktree_root(recs, sid: str, scratch: str | None = None) -> Path:
@@ -389,16 +394,16 @@ class _Driver:
             return
         p = self.wt_root / f"wt{k}"
         if (p / ".git").exists():
-            how, args = "checkout", ["-C", str(p), *_CHECKOUT, sha]
+            how, argv = "checkout", ["/bin/sh", "-c", _CHECKOUT_CLEAN, _git_exe(), str(p), sha]
         elif not p.exists():
             self.wt_root.mkdir(parents=True, exist_ok=True)
-            how, args = "add", ["-C", str(self.repo), *_ADD, str(p), sha]
+            how, argv = "add", [_git_exe(), "-C", str(self.repo), *_ADD, str(p), sha]
         else:
             return
         try:
             # its own group (stopped with its hook's children); the session's marker: a resume after
             # a kill -9 of this driver stops it with the trials it left (session.reap_leftovers)
-            proc = subprocess.Popen([_git_exe(), *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                     stdin=subprocess.DEVNULL, env=_git_env() | {S.SESSION_VAR: self.sid},
                                     start_new_session=True)
         except OSError:
@@ -443,7 +448,7 @@ class _Driver:
             return p
         if (p / ".git").exists():
             # (a checkout of this commit that just failed is not tried again: the worktree is made anew)
-            if readied != (sha, False) and _git_ok(p, *_CHECKOUT, sha):
+            if readied != (sha, False) and _git_ok(p, *_CHECKOUT, sha) and _git_ok(p, *_CLEAN):
                 self._drop_stale_bytecode(p, self._wt_at.get(k), sha)
                 self._wt_at[k] = sha
                 return p
