@@ -260,3 +260,16 @@ def test_the_verdict_cache_is_not_reused_after_the_code_changed(ws):
     git("commit", "-qam", "only A now")
     third, _ = cli_json(ws, *args, code=0)
     assert third["sets"] == [["A"]] and third["runs"] > 2, third
+
+
+def test_a_refused_bisection_json_has_every_documented_key(ws):
+    # A refusal printed only status, message, session, sets and mode: a script reading `runs` or
+    # `failing_end` of the documented shape met a KeyError. Unknown values are null.
+    out, p = cli_json(ws, "bisect", "toggles", "--env", "X=1", "--env", "Y=1", "--", PY, "-c", "pass", code=2)
+    documented = {"status", "exit_code", "message", "session", "mode", "sets", "queries", "trials", "executed",
+                  "runs", "uncertain", "reverse_check", "target", "toggles", "flaky", "rule", "verdict_runs",
+                  "failing_end"}
+    assert documented <= set(out), documented - set(out)
+    assert out["status"] == "refused" and out["runs"] == 2 and out["toggles"] == 2 and out["failing_end"] is None
+    out, p = cli_json(ws, "bisect", "toggles", "--count", "pass_y", "--", PY, "-c", "pass", code=2)
+    assert {"nth", "calls", "low", "high", "runs", "target"} <= set(out) and out["nth"] is None

@@ -351,8 +351,27 @@ def resume(recs, session: dict, *, progress: bool = True) -> dict:
         _record(recs, session, trials.spec, result)
 
     # the restore of in-place edits is shielded: a second Ctrl-C must not cut it short
-    return lifecycle.run(recs, session["id"], KIND, lambda: drive(recs, session, trials, prog),
+    return lifecycle.run(recs, session["id"], KIND, lambda: _full_shape(drive(recs, session, trials, prog), trials),
                          cleanup=(prog.close, trials.close), conclude=conclude)
+
+
+# The keys docs/commands/bisect-toggles.md promises in every --json result (counting mode: _COUNT_KEYS too).
+_KEYS = ("queries", "trials", "executed", "runs", "reverse_check", "target", "toggles", "flaky", "rule",
+         "verdict_runs", "failing_end")
+_COUNT_KEYS = ("nth", "calls", "low", "high")
+
+
+def _full_shape(result: dict, trials: Trials) -> dict:
+    """Every documented key, null where the bisection stopped before knowing it (a refusal), so a
+    script reading --json never meets a missing key; what is known by then is filled in."""
+    steps = SessionDB(trials.recs.store).trials(trials.sid)
+    known = {"trials": len(steps), "runs": sum(sum(counts_of(st)) for st in steps), "toggles": len(trials.names),
+             "executed": trials.oracle.executed,
+             "target": _target(trials.spec).describe() if trials.spec.target else None}
+    for k in _KEYS + (_COUNT_KEYS if trials.spec.count else ()):
+        result.setdefault(k, known.get(k))
+    result.setdefault("uncertain", [])
+    return result
 
 
 class _Loop:
