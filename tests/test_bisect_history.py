@@ -284,6 +284,17 @@ def test_bad_input_is_one_line_exit_2(tmp_path):
     assert repro.versions() == []
 
 
+def test_a_good_end_cut_off_by_a_shallow_clone_is_refused_naming_the_shallow_clone(tmp_path):
+    origin, shas = linear_repo(tmp_path, 8, name="origin")
+    git(origin, "tag", "v0", shas[0])
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--depth", "2", f"file://{origin}", str(clone)], check=True)
+    git(clone, "fetch", "-q", "--depth", "1", "origin", "tag", "v0")  # there, but its history is not
+    init_ws(clone)
+    p, _ = bisect(clone, Repro(tmp_path, culprit=4), "--good", "v0", "--bad", "HEAD")
+    assert p.returncode == 2 and "shallow clone" in p.stderr and "git fetch --unshallow" in p.stderr, p.stderr
+
+
 def test_different_crash_in_the_middle_is_skipped_not_blamed(tmp_path):
     repo, shas = linear_repo(tmp_path, 64)
     repro = Repro(tmp_path, culprit=45, other=list(range(28, 36)))

@@ -1063,6 +1063,10 @@ def start(recs, spec: HistorySpec, *, cwd=None, inv_ref: str | None = None, prog
             pairs = [(g, g[:10] if ref == g else ref)]
         else:
             if not mbs:
+                if git(repo, "rev-parse", "--is-shallow-repository", check=False).strip() == "true":
+                    # a shallow clone cuts the history between them: it is there, just not fetched
+                    raise DbglogError(f"--good {ref} and --bad {bad_ref} share no history in this shallow clone: "
+                                      "`git fetch --unshallow` fetches the rest")
                 raise DbglogError(f"--good {ref} and --bad {bad_ref} share no history")
             pairs = [(m, f"merge-base({ref})") for m in mbs]
             notes.append(f"{ref} is not an ancestor of {bad_ref}: its merge base(s) with it are verified as good "
