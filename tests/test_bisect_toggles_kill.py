@@ -150,3 +150,26 @@ def test_a_file_edited_again_after_the_driver_died_is_not_written_over(recs, tmp
     assert saved is not None and open(saved, "rb").read() == b'{"fused": false}\n'  # the original, kept aside
     assert done[str(app)] is None and app.read_bytes() == b"print('app')\n"  # what the bisection wrote: put back
     assert recs.store.q("SELECT count(*) FROM toggle_journal").fetchone()[0] == 0
+
+
+def test_a_file_the_user_edits_during_an_in_place_bisection_is_kept_and_the_bisection_stops(ws, tmp_path):
+    """An adversarial probe: a line appended to a suspect file while `--in-place` ran was written over by the
+    next trial's edit. Now the next write finds bytes neither original nor its own: it stops in one line,
+    leaves the file as the user made it and saves the original aside."""
+    src = ws / "src"
+    src.mkdir()
+    original = b"import sys\nx = [1]\nx.append(2)  # dbglog: suspect s2\nx.append(3)  # dbglog: suspect s3\n" \
+               b"if 2 in x:\n    sys.exit('AssertionError: boom')\n"
+    (src / "step.py").write_bytes(original)
+    counter = tmp_path / "runs"
+    # the user's edit lands during the second run (the all-off end), the way an editor saves mid-trial
+    edit = f'n=$(cat {counter} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {counter}; ' \
+           f'[ $n = 2 ] && echo "# my edit" >> src/step.py; exec {PY} src/step.py'
+    p = run_cli("bisect", "toggles", "--in-place", "--suspects", "src", "--", "sh", "-c", edit, cwd=ws)
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    line = [ln for ln in p.stderr.splitlines() if "edited during the bisection" in ln]
+    assert len(line) == 1 and "Traceback" not in p.stderr, p.stderr
+    assert (src / "step.py").read_bytes().endswith(b"# my edit\n")  # left as the user made it
+    saved = line[0].split("original is in ")[1].split(" ")[0]
+    assert open(saved, "rb").read() == original
+    assert int(counter.read_text()) == 2  # no trial ran on the user's edit

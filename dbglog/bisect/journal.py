@@ -7,6 +7,8 @@ Protocol, per file:
 2. ``write``: atomic write (temp file in the same directory + fsync + rename, mode preserved).
    Before each write, the sha256 of the bytes about to be written joins the row's ``written`` list
    (committed first: a kill between the two leaves a list that holds one sha too many, never too few).
+   A file that holds neither its original nor bytes written here was edited by someone during the
+   run: it is not written over; its original is saved aside and the bisection stops (``_edited``).
 3. ``release``: atomic write of the original bytes (skipped when already identical), then delete
    the row. A file that holds neither its original nor any bytes the bisection wrote was edited by
    someone after the driver died: it is left as it is, and the original is saved to
@@ -94,7 +96,8 @@ class Journal:
         data = _read(path)
         mode = stat.S_IMODE(path.stat().st_mode) if data is not None else None
         with self.store.write():
-            row = self.store.q("SELECT session_id, pid FROM toggle_journal WHERE path = ?", str(path)).fetchone()
+            row = self.store.q("SELECT session_id, pid, written FROM toggle_journal WHERE path = ?",
+                               str(path)).fetchone()
             if row is not None and row["session_id"] != self.sid:
                 raise DbglogError(f"{path} is being edited in place by bisection {row['session_id']} "
                                   f"(process {row['pid']}); wait for it or `dbglog bisect abort`")
@@ -105,6 +108,7 @@ class Journal:
             else:
                 self.store.q("UPDATE toggle_journal SET pid = ?, pid_started = ? WHERE path = ?", self.pid,
                              self.started, str(path))
+                self.written[path] = set((row["written"] or "").split())  # (this session's earlier driver's)
         self.claimed[path] = (data, mode)
         return data
 
@@ -112,7 +116,10 @@ class Journal:
         path = Path(path)
         if path not in self.claimed:
             self.claim(path)
-        if _read(path) != data:
+        now = _read(path)
+        if now != self.claimed[path][0] and _sha(now) not in self.written.get(path, ()):
+            self._edited(path)
+        if now != data:
             sha, seen = _sha(data), self.written.setdefault(path, set())
             if sha not in seen:
                 with self.store.write():
@@ -121,7 +128,19 @@ class Journal:
                 seen.add(sha)
             write_file(path, data, self.claimed[path][1])
 
-    def release_all(self) -> list[str]:
+    def _edited(self, path: Path) -> None:
+        """Someone edited ``path`` while the bisection ran: their edit is kept, not written over, the
+        original saved aside, and the bisection stops (its runs would test their code, not ours)."""
+        with self.store.write():
+            row = self.store.q("SELECT * FROM toggle_journal WHERE path = ? AND session_id = ?", str(path),
+                               self.sid).fetchone()
+            saved = _save_original(self.store, row)
+            self.store.q("DELETE FROM toggle_journal WHERE path = ? AND session_id = ?", str(path), self.sid)
+        del self.claimed[path]
+        raise DbglogError(f"stopped: {path} was edited during the bisection; it is left as you made it and its "
+                          f"original is in {saved} (the other edited files are put back)")
+
+    def release_all(self) -> list[tuple[str, str | None]]:
         """Put every claimed file back and forget it (also rows of an earlier driver of this session).
 
         Called from ``finally`` after an interruption: a signal that landed between BEGIN and

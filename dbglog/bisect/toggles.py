@@ -34,6 +34,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -257,7 +258,10 @@ class Trials:
 
     def close(self) -> None:
         if self.journal is not None:
-            self.journal.release_all()
+            for path, saved in self.journal.release_all():
+                if saved is not None:  # edited by someone during the last trial: kept, said
+                    print(f"dbglog: left {path} as it is: it was edited during the bisection; its original is in "
+                          f"{saved}", file=sys.stderr)
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
