@@ -56,6 +56,14 @@ def test_options_make_toggles_with_states(files, opts, expected):
     assert [(t.name, t.kind, t.states()) for t in ts] == expected
 
 
+def test_config_toggles_of_one_key_in_two_files_are_named_by_their_file(files):
+    # They were `cache.dtype` and `cache.dtype#2`, and nothing in the output said which file `#2` was.
+    (files / "conf").mkdir()
+    (files / "conf" / "serve.json").write_text('{"cache": {"dtype": "fp16"}}\n')
+    ts = _one(files, configs=['serve.json:cache.dtype="bf16"', 'conf/serve.json:cache.dtype="bf16"', "serve.json:tp=2"])
+    assert [t.name for t in ts] == ["serve.json:cache.dtype", "conf/serve.json:cache.dtype", "tp"]
+
+
 OPTION_ERRORS = [
     ({"envs": ["NOVALUE"]}, "bad --env 'NOVALUE': use NAME=VALUE"),
     ({"envs": ["=1"]}, "bad --env '=1': use NAME=VALUE"),

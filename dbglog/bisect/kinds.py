@@ -42,6 +42,7 @@ Layering: a service module under ``bisect/``; imports the edit helpers (``config
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 from dataclasses import MISSING, asdict, dataclass, field, fields
@@ -341,6 +342,7 @@ def build_toggles(recs, *, cwd: Path, values: dict | None = None, from_diffs_inv
                                   f"with `dbglog diff set {d.factor} --apply ''`")
             out.append(apply_spec_toggle(d.factor, d.apply.strip(), cwd, factor=d.factor, working=d.working,
                                          broken=d.broken))
+    _name_config_keys_by_file(out, cwd)
     # unique names, stable
     seen: dict[str, int] = {}
     for t in out:
@@ -355,6 +357,18 @@ def build_toggles(recs, *, cwd: Path, values: dict | None = None, from_diffs_inv
     for k, ts in grouped(out):
         k.check(ts)
     return out
+
+
+def _name_config_keys_by_file(toggles: list[Toggle], cwd) -> None:
+    """Config toggles named by the same key in several files (``--config a.yaml:model.fused=true --config
+    b.yaml:model.fused=true``) are named ``FILE:KEY``: a ``#2`` said nowhere which file it was."""
+    count: dict[str, int] = {}
+    for t in toggles:
+        count[t.name] = count.get(t.name, 0) + 1
+    for t in toggles:
+        if t.kind == "config" and t.name == t.key and count[t.name] > 1:
+            rel = os.path.relpath(t.file, cwd) if cwd is not None else t.file
+            t.name = f"{t.file if rel.startswith('..') else rel}:{t.key}"
 
 
 def remember_secrets(values: dict) -> None:
