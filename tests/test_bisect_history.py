@@ -667,3 +667,34 @@ def test_untracked_files_a_step_leaves_are_gone_at_the_next_step_ignored_ones_st
                     "-j", jobs, "--good", shas[0], "--bad", shas[-1])
     assert p.returncode == 0 and out["first_bad"]["commit"] == shas[20], (out or {}).get("message", p.stderr[-2000:])
     assert log.exists()  # the ignored build directory was there for a later step
+
+
+FILE_SUBMODULES = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "protocol.file.allow", "GIT_CONFIG_VALUE_0": "always"}
+
+
+def test_submodules_are_checked_out_in_each_step_and_the_users_config_is_left_alone(tmp_path, monkeypatch):
+    # Step worktrees had empty submodule folders: a repro reading sub/bug was refused as failing everywhere.
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")  # (file:// submodules, for the set-up's git commands)
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", "protocol.file.allow")
+    monkeypatch.setenv("GIT_CONFIG_VALUE_0", "always")
+    sub_shas = make_repo(tmp_path / "sub", 2, lambda i: {"bug": f"{i}\n"})
+    repo = tmp_path / "super"
+    make_repo(repo, 1, lambda i: {"counter": "0\n"})
+    git(repo, "submodule", "add", "-q", f"file://{tmp_path / 'sub'}", "sub")
+    git(repo, "-C", "sub", "checkout", "-q", sub_shas[0])
+    for i in range(1, 12):
+        (repo / "counter").write_text(f"{i}\n")
+        if i == 7:
+            git(repo, "-C", "sub", "checkout", "-q", sub_shas[1])
+        git(repo, "add", "-A")
+        git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", f"commit {i}")
+    shas = git(repo, "rev-list", "--reverse", "HEAD").split()
+    git(repo, "submodule", "deinit", "-q", "--all")  # like a clone without --recursive: not initialised
+    init_ws(repo)
+    config = (repo / ".git" / "config").read_bytes()
+    (tmp_path / "check.sh").write_text('[ "$(cat sub/bug)" = 0 ] || { echo "AssertionError: bug" >&2; exit 1; }\n')
+    p, out = bisect(repo, type("R", (), {"cmd": ["sh", str(tmp_path / "check.sh")]}), "--good", shas[1],
+                    "--bad", shas[-1], env=FILE_SUBMODULES)
+    assert p.returncode == 0 and out["first_bad"]["commit"] == shas[7], (out or {}).get("message", p.stderr[-2000:])
+    assert (repo / ".git" / "config").read_bytes() == config  # `submodule update --init` wrote to it: put back
+    no_worktrees_left(repo)

@@ -359,6 +359,8 @@ class _Driver:
         self._py_probe: subprocess.Popen | None = None  # `git ls-tree` under way (_start_python_probe)
         self._py_lock = threading.Lock()
         self._ahead: dict[int, tuple[str, str, subprocess.Popen]] = {}  # slot -> (commit, how, git) (ready_ahead)
+        self._sub_lock = threading.Lock()
+        self._config: Path | None = None  # the repository's config file, once a commit has submodules
         self.progress = S.Progress(max(1, self.spec.size_hint or 1), enabled=progress)
         self.oracle = Oracle(recs, self.sid, self, jobs=self.jobs, progress=self.progress, signatures=self.sigs,
                              db=self.db, workdir=self.wt_root)
@@ -526,7 +528,31 @@ class _Driver:
             wt = self.checkout(slot, ask.key)
         except GitError as e:
             raise PlaceFailed(f"infrastructure: checkout failed: {e}") from None
+        if (wt / ".gitmodules").exists():  # (one stat: repositories without submodules pay no git process)
+            self._update_submodules(wt)
         return Placement(str(wt / self.spec.cwd_rel), {COMMIT_VAR: ask.key})
+
+    def _update_submodules(self, wt: Path) -> None:
+        """Check out the submodules of the commit in worktree ``wt``, as a recursive clone has them
+        (``--force``: a step's edits inside one do not reach the next); PlaceFailed naming them if not.
+        ``--init`` writes their urls into the config the worktrees share, the user's: its bytes are put back."""
+        with self._sub_lock:  # (one at a time: each writes that config)
+            if self._config is None:
+                self._config = Path(git(self.repo, "rev-parse", "--path-format=absolute", "--git-common-dir").strip(),
+                                    "config")
+            before = self._config.read_bytes()
+            p = subprocess.run([_git_exe(), "-C", str(wt), "submodule", "update", "--init", "--recursive", "--force",
+                                "-q"], capture_output=True, text=True, errors="replace", env=_git_env(),
+                               stdin=subprocess.DEVNULL)
+            if self._config.read_bytes() != before:
+                from dbglog.util.fsutil import atomic_write
+
+                atomic_write(self._config, before)
+        if p.returncode != 0:
+            names = git(wt, "config", "-f", ".gitmodules", "--get-regexp", r"\.path$", check=False).split()[1::2]
+            lines = p.stderr.strip().splitlines() or [f"exit {p.returncode}"]
+            why = next((ln for ln in lines if ln.startswith("fatal:")), lines[-1])
+            raise PlaceFailed(f"infrastructure: submodule(s) {', '.join(names) or '?'} could not be checked out: {why}")
 
     def placed(self, ask: Ask, records: list[dict]) -> None:
         for r in records:
