@@ -698,3 +698,26 @@ def test_submodules_are_checked_out_in_each_step_and_the_users_config_is_left_al
     assert p.returncode == 0 and out["first_bad"]["commit"] == shas[7], (out or {}).get("message", p.stderr[-2000:])
     assert (repo / ".git" / "config").read_bytes() == config  # `submodule update --init` wrote to it: put back
     no_worktrees_left(repo)
+
+
+def test_a_repro_that_stashes_or_drops_a_stash_leaves_the_users_stash_byte_identical(tmp_path):
+    # Worktrees share refs/stash: a repro running `git stash` pushed onto the user's list (their stash@{0}
+    # became stash@{7}), and one that dropped an entry lost theirs.
+    repo, shas = linear_repo(tmp_path, 32)
+    dirty(repo)
+    (repo / "version.txt").write_text("second stash\n")
+    git(repo, "stash", "-q")
+    before = snapshot(repo)
+    stash_files = [repo / ".git" / "refs" / "stash", repo / ".git" / "logs" / "refs" / "stash"]
+    kept = [f.read_bytes() for f in stash_files]
+    runs = tmp_path / "runs"
+    (tmp_path / "check.sh").write_text(
+        f'n=$(cat {runs} 2>/dev/null || echo 0); echo $((n+1)) > {runs}\n'
+        '[ "$n" = 0 ] && git stash drop -q "stash@{1}"\n'
+        'echo junk >> version.txt; git stash -q\n'
+        '[ "$(git show HEAD:version.txt)" -lt 20 ] || { echo "AssertionError: bug" >&2; exit 1; }\n')
+    p, out = bisect(repo, type("R", (), {"cmd": ["sh", str(tmp_path / "check.sh")]}), "--good", shas[0],
+                    "--bad", shas[-1])
+    assert p.returncode == 0 and out["first_bad"]["commit"] == shas[20], (out or {}).get("message", p.stderr[-2000:])
+    assert snapshot(repo) == before and [f.read_bytes() for f in stash_files] == kept
+    assert "stash entries were taken off your stash list" in p.stderr

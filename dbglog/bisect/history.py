@@ -33,17 +33,20 @@ How a bisection runs
 
 The user's working tree, index, HEAD and stash are never touched: every git command here either
 reads objects or works inside our own worktrees, and runs with ``GIT_OPTIONAL_LOCKS=0`` so not even
-an index refresh is written. ``.dbglog/`` ignores its own contents, so the worktrees never show up
+an index refresh is written; a repro's own ``git stash`` (worktrees share refs/stash) is undone at the end
+(``keep_stash``/``restore_stash``). ``.dbglog/`` ignores its own contents, so the worktrees never show up
 in ``git status``.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import shlex
 import shutil
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import asdict, replace
@@ -320,6 +323,77 @@ def remove_worktrees(repo, root: Path) -> None:
         shutil.rmtree(a, ignore_errors=True)
     if unsure and repo is not None and Path(repo).is_dir():
         _git_ok(repo, "worktree", "prune")
+
+
+# --- the user's stash ----------------------------------------------------------------------
+# Worktrees share refs/stash: a repro that runs `git stash` pushes onto (or pops) the user's list. Its
+# ref and reflog are kept aside before the first step (beside the session's folder: a resume after
+# kill -9 keeps the first driver's copy) and put back at the end, the user's own new entries kept.
+
+
+def _stash_files(repo: Path) -> tuple[Path, Path] | None:
+    """(refs/stash, logs/refs/stash) of ``repo``; None when they are not plain files (a packed or
+    reftable stash, a git dir elsewhere): then the stash is not watched."""
+    git_dir = Path(repo) / ".git"
+    if not git_dir.is_dir() or (git_dir / "reftable").exists():
+        return None
+    try:
+        if "refs/stash" in (git_dir / "packed-refs").read_text(errors="replace"):
+            return None
+    except FileNotFoundError:
+        pass
+    return git_dir / "refs" / "stash", git_dir / "logs" / "refs" / "stash"
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="surrogateescape")
+    except FileNotFoundError:
+        return None
+
+
+def keep_stash(repo: Path, saved: Path) -> None:
+    files = _stash_files(repo)
+    if files is not None and not saved.exists():
+        from dbglog.util.fsutil import atomic_write
+
+        saved.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(saved, json.dumps([_read_text(f) for f in files]).encode("utf-8", "surrogateescape"))
+
+
+def restore_stash(repo, saved: Path) -> None:
+    """Put the stash as kept by ``keep_stash`` back: its entries (a repro's pop or drop undone), then
+    the entries made since on a branch (the user's); a step's (made on the detached HEAD of a worktree)
+    leave the list, their commits named in one line."""
+    files = _stash_files(repo) if repo is not None else None
+    try:
+        ref0, log0 = json.loads(saved.read_bytes())
+    except (OSError, ValueError):
+        return
+    now = [_read_text(f) for f in files] if files is not None else [ref0, log0]
+    if now != [ref0, log0]:
+        old = (log0 or "").splitlines(keepends=True)
+        seen = {ln.split(" ", 1)[-1] for ln in old}  # (a drop rewrites the old-sha field of the lines after it)
+        new = [ln for ln in (now[1] or "").splitlines(keepends=True) if ln.split(" ", 1)[-1] not in seen]
+        steps = [ln for ln in new if "\tWIP on (no branch): " in ln or "\tOn (no branch): " in ln]
+        log = old + [ln for ln in new if ln not in steps]
+        _write_stash(files, log, ref0, log0)
+        if steps:
+            print("dbglog: the repro's git stash entries were taken off your stash list, which is as it was (their commits: "
+                  + " ".join(ln.split()[1][:12] for ln in steps) + ")", file=sys.stderr)
+    saved.unlink(missing_ok=True)
+
+
+def _write_stash(files: tuple[Path, Path], log: list[str], ref0: str | None, log0: str | None) -> None:
+    from dbglog.util.fsutil import atomic_write
+
+    ref = log[-1].split()[1] + "\n" if log else ref0  # (the newest entry is what refs/stash names)
+    for path, data in zip(files, (ref, "".join(log) if log else log0)):
+        if data is None:
+            path.unlink(missing_ok=True)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(path, data.encode("utf-8", "surrogateescape"))
 
 
 # --- the driver --------------------------------------------------------------------------
@@ -1125,13 +1199,17 @@ def resume(recs, session: dict, *, progress: bool = True) -> dict:
     """Run (or continue) a session to the end; finished steps are replayed, not re-run."""
     d = _Driver(recs, session, progress)
     stale = lambda: remove_worktrees(d.repo, d.wt_root)  # noqa: E731 - a killed driver's, then ours
-    return lifecycle.run(recs, d.sid, KIND, d.drive, prepare=stale,
-                         cleanup=(d.progress.close, d.settle_ahead, d.end_python_probe, stale), conclude=d.conclude)
+    stash = d.wt_root.with_name(d.sid + ".stash")
+    return lifecycle.run(recs, d.sid, KIND, d.drive, prepare=lambda: (stale(), keep_stash(d.repo, stash)),
+                         cleanup=(d.progress.close, d.settle_ahead, d.end_python_probe, stale,
+                                  lambda: restore_stash(d.repo, stash)), conclude=d.conclude)
 
 
 def cleanup(recs, session: dict) -> None:
     sp = HistorySpec.from_stored(session["spec"])
-    remove_worktrees(sp.repo or None, _worktree_root(recs, session["id"], sp.scratch))
+    root = _worktree_root(recs, session["id"], sp.scratch)
+    remove_worktrees(sp.repo or None, root)
+    restore_stash(sp.repo or None, root.with_name(session["id"] + ".stash"))
 
 
 def mark_key(recs, session: dict, ref: str) -> str:
