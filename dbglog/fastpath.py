@@ -168,7 +168,9 @@ def print_tried(res, text: str, notes: list[str], echo=_echo, style=_style) -> N
     """`dbglog tried`'s text output (``res``: ops.tried's result): the answer's tier first, then the
     records of each tier, each with its outcome and conclusion on its first line."""
     from dbglog.ops import quoted  # (loaded already: ops.tried gave ``res``)
+    from dbglog.util.redact import clean
 
+    text = clean(text)  # (the idea as asked: "'HF_TOKEN=hf_...' itself was not tried" echoed the token)
     for note in notes:
         echo(style(f"note: {note}", dim=True), err=True)
     another = getattr(res, "another", [])

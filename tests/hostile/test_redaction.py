@@ -251,3 +251,5 @@ def test_a_token_in_an_argument_is_echoed_nowhere_in_errors_and_search(tmp_path)
     assert r.returncode == 2 and token not in r.stderr
     r = dbg("search", f"HF_TOKEN={token}", "--json", cwd=tmp_path)
     assert token not in r.stdout + r.stderr
+    r = dbg("tried", f"HF_TOKEN={token} for the sampler", cwd=tmp_path)  # ("'...' itself was not tried")
+    assert token not in r.stdout + r.stderr and "<redacted>" in r.stdout, r.stdout
