@@ -442,3 +442,28 @@ def test_a_plain_run_for_an_unknown_investigation_is_refused_before_it_runs(cli_
     assert "unknown investigation" in p.stderr and "Traceback" not in p.stderr
     runs = repro / ".dbglog" / "runs"
     assert not runs.exists() or not any(runs.iterdir())
+
+
+def test_a_failure_never_seen_exactly_says_so_above_its_guesses():
+    """An adversarial probe: "seen before (fp-..., 0 time(s)):" headed a list of guessed look-alikes."""
+    from dbglog.kb import failures
+
+    block = {"fingerprint": {"key": "fp-ba19d1ece9"}, "count": 0, "investigations": [], "attempts": [],
+             "mentions": [{"kind": "record", "ref": "20261207-000000-aaaa", "investigation": "20261207-bug-a-ywnt",
+                           "match": "similar", "guess": True, "evidence": "key lines 93% alike"}]}
+    lines = failures.render(block)
+    assert lines[0] == "seen before: not exactly (fp-ba19d1ece9, first time); alike:", lines
+    assert "a guess" in lines[1]
+
+
+def test_a_user_signature_may_not_take_a_built_in_name(tmp_path):
+    """An adversarial probe: `signature add gpu.illegal_address foo` was accepted, and a line 'foo' was then
+    classified as an illegal memory access (and fingerprinted so)."""
+    from conftest import run_cli_inproc
+
+    assert run_cli_inproc(tmp_path, "init").returncode == 0
+    r = run_cli_inproc(tmp_path, "signature", "add", "gpu.illegal_address", "foo")
+    assert r.returncode == 2 and "built-in" in r.stderr and r.stderr.count("\n") == 1
+    assert not (tmp_path / ".dbglog" / "config.toml").exists() or "foo" not in (
+        tmp_path / ".dbglog" / "config.toml").read_text()
+    assert run_cli_inproc(tmp_path, "signature", "add", "local.illegal_address", "foo").returncode == 0

@@ -2388,6 +2388,8 @@ def add_user_signature(path: str | Path, name: str, pattern: str, rank: int = DE
     existing = [s.name for s in load_user_signatures(path)]
     if name in existing:
         raise DbglogError(f"{path}: a signature named {name!r} already exists; pick another name")
+    if any(b.name == name for b in BUILTIN):  # (it would label unrelated lines as that failure, and key them so)
+        raise DbglogError(f"{name!r} is a built-in signature; name yours otherwise (e.g. 'local.{name}')")
     old = path.read_text(encoding="utf-8") if path.exists() else ""
     block = f"[[signature]]\nname = {_toml_str(name)}\npattern = {_toml_str(pattern)}\nrank = {rank}\n"
     sep = "" if not old else ("\n" if old.endswith("\n") else "\n\n")

@@ -514,8 +514,11 @@ def render(block: dict) -> list[str]:
         n = block["count"]
         return [f"seen before: no ({fp['key']}" + (f"; {n} run(s) here, none in another investigation)"
                                                    if n > 1 else ", first time)")]
-    out = [f"seen before ({fp['key']}, {block['count']} time(s)"
-           + (f" since {block['first_seen'][:10]}" if block.get("first_seen") else "") + "):"]
+    if not block["count"]:  # (never this exact failure: "seen before (fp-..., 0 time(s)):" over guesses contradicted itself)
+        out = [f"seen before: not exactly ({fp['key']}, first time); alike:"]
+    else:
+        out = [f"seen before ({fp['key']}, {block['count']} time(s)"
+               + (f" since {block['first_seen'][:10]}" if block.get("first_seen") else "") + "):"]
     for r in block["investigations"]:
         cause = f"; root cause: {r['root_cause'][:100]}" if r["root_cause"] else ""
         note = f" (imported from {r['doc']})" if r.get("doc") else " (imported note)" if r["imported"] else ""
