@@ -1090,7 +1090,23 @@ def doctor(recs) -> list[dict]:
             why = (f"holds the real secrets of bisection {f['session']} ({f['status']}), which nothing needs any "
                    "more; `dbglog runs prune` removes it")
         problems.append({"kind": "secrets-left", "path": rel, "message": why})
+    problems += _config_problems(recs)
     return problems
+
+
+def _config_problems(recs) -> list[dict]:
+    """.dbglog/config.toml that every run (and signature command) would refuse: it does not parse, or a user
+    signature in it is no valid one. (doctor said healthy while `dbglog run` refused to start.)"""
+    from dbglog.diagnose import signatures
+
+    if not recs.ws.config_path.exists():
+        return []
+    try:
+        signatures.all_signatures(recs.ws.config_path)
+    except DbglogError as e:
+        return [{"kind": "bad-config", "path": os.path.relpath(recs.ws.config_path, recs.ws.root),
+                 "message": f"{str(e)[:300]}; every run refuses to start until it is fixed"}]
+    return []
 
 
 def bisect_session(recs, ref: str | None = None) -> dict:

@@ -467,3 +467,20 @@ def test_a_user_signature_may_not_take_a_built_in_name(tmp_path):
     assert not (tmp_path / ".dbglog" / "config.toml").exists() or "foo" not in (
         tmp_path / ".dbglog" / "config.toml").read_text()
     assert run_cli_inproc(tmp_path, "signature", "add", "local.illegal_address", "foo").returncode == 0
+
+
+def test_doctor_names_a_config_every_run_would_refuse(tmp_path):
+    """An adversarial probe: with a config.toml that does not parse (or holds an invalid user signature) every run
+    refused to start, and doctor said healthy."""
+    import json
+
+    from conftest import run_cli_inproc
+
+    assert run_cli_inproc(tmp_path, "init").returncode == 0
+    cfg = tmp_path / ".dbglog" / "config.toml"
+    for text in ("x = [\n", '[[signature]]\nname = "mine"\npattern = "(a"\nrank = 10\n'):
+        cfg.write_text(text)
+        r = run_cli_inproc(tmp_path, "doctor", "--json")
+        assert r.returncode == 1 and [p["kind"] for p in json.loads(r.stdout)["problems"]] == ["bad-config"], r.stdout
+    cfg.unlink()
+    assert run_cli_inproc(tmp_path, "doctor").returncode == 0
