@@ -61,10 +61,10 @@ def open_records(create: bool = False, sync: bool = True, warn: Warn = _ignore):
     return recs
 
 
-def sync_records(recs, warn: Warn = _ignore):
+def sync_records(recs, warn: Warn = _ignore, keep_newer: bool = False):
     from dbglog.kb.sync import links_warning
 
-    report = recs.sync()
+    report = recs.sync(keep_newer=keep_newer) if keep_newer else recs.sync()
     if links_warning(report.links):  # (a loop, a dangling link: one line, never a lock-out)
         warn(links_warning(report.links))
     reap_orphaned_runs(recs, warn)

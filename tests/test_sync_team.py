@@ -285,3 +285,26 @@ def test_a_same_size_hand_edit_with_its_mtime_put_back_is_not_lost_by_the_next_w
     assert "hangs at step 7" in f.read_text() and "hangs at step 2" not in f.read_text()
     shown = json.loads(cli(ws, "show", i, "--json", check=0).stdout)
     assert [a["result"] for a in shown["attempts"]][0] == "hangs at step 7"
+
+
+def test_an_older_copy_of_a_mirror_file_checked_out_over_it_is_refused_not_taken_in(tmp_path, cli):
+    """An adversarial probe: `git checkout OLD -- logs/` (no HEAD move) put back a file without the attempts
+    recorded since, and the next command took it in as a hand edit: the uncommitted attempt was gone for good, with
+    'Up to date' and doctor 'Healthy'. It is refused in one line; `dbglog export` writes the database's version
+    back; a checkout that moves HEAD (another branch) is still the branch's file."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    i = new(cli, repo, "nccl hang")
+    cli(repo, "attempt", "add", "A1 first", "-d", "x", "-r", "y", "-o", "failed", check=0)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "c1")
+    f = mirror_path(repo, i)
+    old = f.read_text().replace("updated: 2", "updated: 1", 1)  # (dated before: an older copy, as git would give)
+    cli(repo, "attempt", "add", "A2 second", "-d", "x", "-r", "y", "-o", "worked", check=0)
+    f.write_text(old)
+    p = cli(repo, "attempt", "list")
+    assert p.returncode == 2 and "older copy" in p.stderr and "dbglog export" in p.stderr, p.stderr
+    cli(repo, "export", check=0)
+    titles = [a["title"] for a in json.loads(cli(repo, "show", i, "--json", check=0).stdout)["attempts"]]
+    assert titles == ["A1 first", "A2 second"] and "A2 second" in f.read_text()

@@ -435,5 +435,7 @@ def doctor(as_json):
 @json_option
 def export(as_json):
     """Re-render every investigation's markdown file."""
-    paths = ops.export_all(open_records())
+    recs = open_records(sync=False)
+    ops.sync_records(recs, warn, keep_newer=True)  # (an older copy of a file is written over, not refused)
+    paths = ops.export_all(recs)
     emit(as_json, {"written": paths}, lambda: click.echo(f"Rendered {len(paths)} file(s) in logs/"))

@@ -207,7 +207,8 @@ class Records:
 
     # --- sync -----------------------------------------------------------------------
 
-    def sync(self, resolve: set[str] | None = None, force: bool = False, prune: bool = False) -> sync.SyncReport:
+    def sync(self, resolve: set[str] | None = None, force: bool = False, prune: bool = False,
+             keep_newer: bool = False) -> sync.SyncReport:
         """Import outside edits. Cheap when nothing changed (a stat pass, no transaction).
 
         A moved git HEAD (pull, checkout, rebase) makes it hash every file, not just the ones
@@ -222,7 +223,8 @@ class Records:
             return self.last_sync
         moved, head = sync.head_moved(self.store, self.ws)
         stamp, info = sync.dir_stamp(self.ws), {}  # (taken first: a change during the check makes it differ)
-        if not force and not resolve and not prune and not moved and not sync.is_stale(self.store, self.ws, info):
+        if not force and not resolve and not prune and not keep_newer and not moved \
+                and not sync.is_stale(self.store, self.ws, info):
             if info["temp"]:  # (a writer's temp file seen by the check's own listing)
                 with self.store.write():
                     self._clean_temp_files()
@@ -231,7 +233,8 @@ class Records:
             return self.last_sync
         with self.store.write():
             self._clean_temp_files()
-            self.last_sync = sync.sync(self.store, self.ws, resolve=resolve, rehash=moved or force, prune=prune)
+            self.last_sync = sync.sync(self.store, self.ws, resolve=resolve, rehash=moved or force, prune=prune,
+                                       keep_newer=keep_newer)
             if head is not None:
                 self.store.set_meta(sync.HEAD_KEY, head)
         return self.last_sync

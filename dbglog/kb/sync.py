@@ -435,6 +435,29 @@ def misplaced_warnings(misplaced: list[tuple[int, str, str]], rel: str) -> list[
             f"move it under '## Attempts' to record it as an attempt" for line, head, section in misplaced]
 
 
+def _older(store: Store, inv) -> list[int]:
+    """The attempts the database holds that ``inv`` lacks, when ``inv`` is dated before the database's (else [])."""
+    row = store.q("SELECT updated FROM investigations WHERE id = ?", inv.id).fetchone()
+    if row is None or not (inv.updated and row[0] and inv.updated < row[0]):
+        return []
+    have = {a.number for a in inv.attempts}
+    return [r[0] for r in store.q("SELECT number FROM attempts WHERE investigation_id = ? ORDER BY number", inv.id)
+            if r[0] not in have]
+
+
+def _refuse_older_file(store: Store, rel: str, inv) -> None:
+    """A file dated before the investigation the database holds that lacks attempts recorded since is an older
+    copy (`git checkout OLD -- logs/`, a revert, a restored backup), not a hand edit: taking it in deleted those
+    attempts without a word. A hand edit keeps the file's date. ``--resolve`` takes the file as it is."""
+    lost = _older(store, inv)
+    if lost:
+        row = store.q("SELECT updated FROM investigations WHERE id = ?", inv.id).fetchone()
+        raise ConflictError(f"{rel} is an older copy of investigation {inv.id} (updated {inv.updated}, the database's "
+                            f"{row[0]}) without attempt(s) {', '.join(map(str, lost[:8]))} recorded since: "
+                            f"`dbglog export` writes the database's version back; `dbglog sync --resolve {rel}` "
+                            "takes the file as it is and drops them")
+
+
 def _edited_status(store: Store, inv) -> bool:
     """A file whose front-matter status and **Status:** line disagree: the one a hand edit changed wins. The line is
     read; when it still says the stored status, the front matter was the edit (it was ignored, and undone by the next
@@ -481,14 +504,16 @@ def check_markers(text: str, rel: str) -> None:
 
 
 def sync(store: Store, ws: Workspace, *, resolve: set[str] | None = None, rehash: bool = False,
-         prune: bool = False) -> SyncReport:
+         prune: bool = False, keep_newer: bool = False) -> SyncReport:
     """Bring the database up to date with `logs/`. Must run inside ``store.write()``.
 
     ``rehash``: hash every file even when size and mtime match its baseline (after git moved
     HEAD: a checkout can restore a file with the same size within the mtime granularity).
     ``prune``: investigations whose mirror file was deleted are deleted from the database too.
+    ``keep_newer``: an older copy of a file (``_refuse_older_file``) is not taken in, not refused (export).
     """
     pass_ = _Pass(store, ws, resolve or set(), rehash)
+    pass_.keep_newer = keep_newer
     for rel, st in sorted(pass_.files.items()):
         pass_.take_in(rel, st)
     if pass_.foreign_now != pass_.foreign:
@@ -509,6 +534,7 @@ class _Pass:
         self.gone = {r["sha256"]: p for p, r in self.rows.items() if p not in self.files}
         self.foreign = ignored_files(store)
         self.foreign_now: dict[str, list[int]] = {}
+        self.keep_newer = False
 
     def _foreign(self, rel: str, st) -> bool:
         """A markdown file in logs/ that is not a dbglog file (seen before, or by its first bytes)."""
@@ -550,6 +576,8 @@ class _Pass:
         self.report.misplaced += misplaced_warnings(misplaced, rel)
         dirty = redact.clean_record(inv)  # control characters or secrets put in by hand: not kept
         dirty = _edited_status(store, inv) or dirty
+        if self.keep_newer and row is not None and not forced and store.exists(inv.id) and _older(store, inv):
+            return  # (export writes the database's newer version over it)
         self._note(rel, row, inv, forced)
         store.replace_investigation(inv)
         store.set_mirror(rel, inv.id, st.st_size, st.st_mtime_ns, digest, store.rev(inv.id))
@@ -575,6 +603,8 @@ class _Pass:
         if row["investigation_id"] == inv.id and store.exists(inv.id) \
                 and store.rev(inv.id) != row["rev"] and not forced:
             _write_conflict(store, self.ws, inv.id, rel)
+        if not forced and not self.rehash and store.exists(inv.id):  # (git moved HEAD: a checkout's file is the branch's)
+            _refuse_older_file(store, rel, inv)
         report.imported.append(rel)
 
     def gone_files(self, prune: bool) -> None:
