@@ -273,3 +273,18 @@ def test_a_refused_bisection_json_has_every_documented_key(ws):
     assert out["status"] == "refused" and out["runs"] == 2 and out["toggles"] == 2 and out["failing_end"] is None
     out, p = cli_json(ws, "bisect", "toggles", "--count", "pass_y", "--", PY, "-c", "pass", code=2)
     assert {"nth", "calls", "low", "high", "runs", "target"} <= set(out) and out["nth"] is None
+
+
+def test_outside_git_a_linked_directory_is_copied_as_its_link(tmp_path):
+    """An adversarial probe: outside git, the workspace copy a toggle bisection runs in left out `lib -> real` (a
+    link to a directory is listed among os.walk's directories), and a repro importing from it failed at both ends."""
+    from dbglog.bisect.toggles import copy_workspace
+
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "helper.py").write_text("x = 1\n")
+    os.symlink("real", tmp_path / "lib")
+    (tmp_path / "app.py").write_text("pass\n")
+    dest = tmp_path / ".dbglog" / "bisect" / "s" / "w1"
+    copy_workspace(tmp_path, dest, [])
+    assert os.path.islink(dest / "lib") and os.readlink(dest / "lib") == "real"
+    assert (dest / "lib" / "helper.py").read_text() == "x = 1\n"

@@ -131,7 +131,10 @@ def copy_workspace(root: Path, dest: Path, also: list[Path]) -> None:
         rels = []
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = [d for d in dirnames if d not in (".git", ".dbglog")]
-            rels += [os.path.relpath(os.path.join(dirpath, f), root) for f in filenames]
+            # (a link to a directory is listed among the directories, never entered: copied as the link it is, or
+            # the copy lacked it -- a `lib -> real` the repro imports from made both ends fail)
+            links = [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
+            rels += [os.path.relpath(os.path.join(dirpath, f), root) for f in [*filenames, *links]]
     rels = [r for r in rels if not r.startswith(".dbglog/") and r != ".dbglog"]
     rels += [os.path.relpath(p, root) for p in also]
     dest.mkdir(parents=True, exist_ok=True)
