@@ -59,3 +59,19 @@ def _log(ws: Path) -> Path:
 
 def _every_file(root: Path) -> list[str]:
     return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if ".git/" not in p.as_posix())
+
+
+def server_run(ws: Path, says: str, server_args: str = "") -> dict:
+    """`dbglog run --server` in ``ws`` with a server whose Python body ``says`` (lines, run first), that then
+    marks itself ready (the file `up`) and serves until stopped; the client passes. The run's --json record."""
+    import json
+    import sys
+
+    serve = ws / "serve.py"
+    serve.write_text(says + "open('up', 'w').close()\nimport time\ntime.sleep(60)\n")
+    assert run_cli_inproc(ws, "init").returncode == 0
+    r = run_cli_inproc(ws, "run", "--json", "--server", f"{sys.executable} {serve} {server_args}".strip(), "--ready",
+                       "test -e up", "--ready-timeout", "60", "--", sys.executable, "-c", "pass")
+    run = json.loads(r.stdout)
+    assert run["outcome"] == "pass", run
+    return run

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from conftest import run_cli, run_cli_inproc
 from dbglog.bisect.session import hidden_values
 from dbglog.util import redact
-from probe_kit import dbg, one_line_error
+from probe_kit import dbg, one_line_error, server_run
 from tree_guard import tree_guard  # noqa: F401 - kills what a probe started, pass or fail
 
 PLAIN = st.sampled_from(["B", "NCCL_P2P_DISABLE", "CUDA_LAUNCH_BLOCKING", "MAX_TOKENS", "OMP_NUM_THREADS"])
@@ -141,17 +141,9 @@ def test_a_server_shaped_runs_server_output_and_record_keep_no_secret(tmp_path):
     runs/ID/server/{stdout,stderr,output} and in result.json (its key line, its command), where the client's files
     were cleaned."""
     token, bearer = "hf_" + "Z3k8" * 8, "Q" * 8 + "bearer9x"
-    serve = tmp_path / "serve.py"
-    serve.write_text("import sys, time\n"
-                     f"print('HF_TOKEN={token}', flush=True)\n"
-                     f"print('Authorization: Bearer {bearer}', file=sys.stderr, flush=True)\n"
-                     "open('up', 'w').close()\n"
-                     "time.sleep(60)\n")
-    assert run_cli_inproc(tmp_path, "init").returncode == 0
-    r = run_cli_inproc(tmp_path, "run", "--json", "--server", f"{sys.executable} {serve} --token {token}", "--ready",
-                       "test -e up", "--ready-timeout", "60", "--", sys.executable, "-c", "pass")
-    run = json.loads(r.stdout)
-    assert run["outcome"] == "pass", run
+    run = server_run(tmp_path, f"import sys\nprint('HF_TOKEN={token}', flush=True)\n"
+                               f"print('Authorization: Bearer {bearer}', file=sys.stderr, flush=True)\n",
+                     server_args=f"--token {token}")
     folder = tmp_path / ".dbglog" / "runs" / run["id"]
     assert (folder / "server" / "output").read_text().count("<redacted>") >= 2
     for path in folder.rglob("*"):

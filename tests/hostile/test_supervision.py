@@ -104,7 +104,7 @@ def test_a_run_and_a_server_shaped_runs_server_are_registered_before_they_start(
     """Under load the repro (and its children) ran before its run was registered in .dbglog/live/: a kill -9 of
     dbglog in that window left the grandchild running with nothing to name it, and a kill -9 while a server got
     ready left the server's workers so. The entry is written before the spawn."""
-    from conftest import run_cli_inproc
+    from probe_kit import server_run
     from dbglog.run import proctree, runner
 
     live = tmp_path / "live"
@@ -117,18 +117,9 @@ def test_a_run_and_a_server_shaped_runs_server_are_registered_before_they_start(
     assert result.outcome == "pass" and seen == [["r1.json"]]
     monkeypatch.setattr(proctree, "start", real)
 
-    probe = tmp_path / "serve.py"
-    probe.write_text("import os, sys, time\n"
-                     "rid = os.environ['DBGLOG_RUN_ID'].removesuffix('-server')\n"
-                     "seen = os.path.exists(os.path.join('.dbglog', 'live', rid + '.json'))\n"
-                     "print('REGISTERED' if seen else 'NOT REGISTERED', file=sys.stderr, flush=True)\n"
-                     "open('up', 'w').close()\n"
-                     "time.sleep(60)\n")
-    assert run_cli_inproc(tmp_path, "init").returncode == 0
-    r = run_cli_inproc(tmp_path, "run", "--json", "--server", f"{sys.executable} {probe}", "--ready",
-                       "test -e up", "--ready-timeout", "60", "--", sys.executable, "-c", "pass")
-    run = json.loads(r.stdout)
-    assert run["outcome"] == "pass", run
+    run = server_run(tmp_path, "import os, sys\nrid = os.environ['DBGLOG_RUN_ID'].removesuffix('-server')\n"
+                               "seen = os.path.exists(os.path.join('.dbglog', 'live', rid + '.json'))\n"
+                               "print('REGISTERED' if seen else 'NOT REGISTERED', file=sys.stderr, flush=True)\n")
     out = (tmp_path / ".dbglog" / "runs" / run["id"] / "server" / "output").read_text()
     assert "REGISTERED" in out and "NOT REGISTERED" not in out
     assert not list((tmp_path / ".dbglog" / "live").glob("*.json"))  # each entry left once recorded
