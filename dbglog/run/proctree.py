@@ -662,6 +662,15 @@ CALLER: "contextvars.ContextVar[str | None]" = contextvars.ContextVar("dbglog_ca
 CANCELLED: set[str] = set()
 
 
+def stop_asked(caller: "str | None") -> int | None:
+    """The signal a supervision of ``caller``'s should stop as, when a stop was asked for good (a server on its way
+    out) or ``caller``'s request was cancelled; else None. (The client's watch loop, and a server's readiness wait,
+    which runs before any supervision exists, ask the same.)"""
+    if STOPPING:
+        return STOPPING[0]
+    return _signal.SIGTERM if caller is not None and caller in CANCELLED else None
+
+
 def stop_caller(caller: str, signum: int) -> int:
     """Stop the runs ``caller`` asked for, and any it starts later; how many were running."""
     CANCELLED.add(caller)

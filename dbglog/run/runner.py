@@ -794,8 +794,9 @@ class _Supervision:
         deadline = None if self.timeout is None else self.t0 + self.timeout
         interval = 0.02
         while True:
-            if self.stop_signum is not None or proctree.STOPPING or self.caller in proctree.CANCELLED:
-                raise Interrupted(self.stop_signum or (proctree.STOPPING or [_signal.SIGTERM])[0])
+            asked = self.stop_signum or proctree.stop_asked(self.caller)
+            if asked:
+                raise Interrupted(asked)
             wait = interval if deadline is None else max(0.0, min(interval, deadline - time.monotonic()))
             self.rc = _wait_exit(proc, self.pidfd, wait)
             if self.rc is not None:

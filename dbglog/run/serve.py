@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import signal
 import subprocess
 import time
 from dataclasses import replace
@@ -404,9 +403,9 @@ def _stop_if_asked() -> None:
     """While the server gets ready no run is supervised yet: a server stopping (its client gone) or a cancelled
     request is seen here, as the client's watch loop sees it, instead of after the whole readiness wait (an MCP
     server whose client left stayed up for it, then recorded the server as 'not ready', a failure)."""
-    caller = proctree.CALLER.get()
-    if proctree.STOPPING or (caller is not None and caller in proctree.CANCELLED):
-        raise runner.Interrupted((proctree.STOPPING or [signal.SIGTERM])[0])
+    asked = proctree.stop_asked(proctree.CALLER.get())
+    if asked:
+        raise runner.Interrupted(asked)
 
 
 def _server_only(client_cmd, run_dir: Path, cwd: Path, env_overrides: dict, run_id: str, timeout, srv: Server,
