@@ -153,6 +153,13 @@ def check_title(title: str, what: str = "title") -> str:
     return title
 
 
+def missing_attempts(numbers, new: "Investigation") -> list[int]:
+    """Of the attempt ``numbers`` an investigation holds, those another copy of it, ``new``, lacks (in order): what
+    taking ``new`` in whole would delete (an import of an older dbglog file, an older mirror file synced)."""
+    have = {a.number for a in new.attempts}
+    return [n for n in numbers if n not in have]
+
+
 def check_choice(value: str, choices: tuple[str, ...], what: str) -> str:
     v = (value or "").strip().lower().replace("_", "-")
     aliases = {"won't fix": "wontfix", "wont-fix": "wontfix", "won't-fix": "wontfix",

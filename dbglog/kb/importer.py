@@ -552,8 +552,7 @@ def _refuse_older_copy(old: Investigation, new: Investigation, plan: Plan) -> No
         raise DbglogError(f"{plan.source}: holds id {old.id}, which another investigation here has (created "
                           f"{old.created or '?'}, this one {new.created or '?'}); nothing imported. Give it its own "
                           "id in its front matter, or remove the id line so that import gives it one")
-    numbers = {a.number for a in new.attempts}
-    lost = [a.number for a in old.attempts if a.number not in numbers]
+    lost = model.missing_attempts([a.number for a in old.attempts], new)
     steps = len(new.next_steps) < len(old.next_steps)
     older = bool(new.updated and old.updated and new.updated < old.updated)
     if not (lost or steps or older):

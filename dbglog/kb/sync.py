@@ -435,25 +435,26 @@ def misplaced_warnings(misplaced: list[tuple[int, str, str]], rel: str) -> list[
             f"move it under '## Attempts' to record it as an attempt" for line, head, section in misplaced]
 
 
-def _older(store: Store, inv) -> list[int]:
-    """The attempts the database holds that ``inv`` lacks, when ``inv`` is dated before the database's (else [])."""
+def _older(store: Store, inv) -> tuple[list[int], str]:
+    """(the attempts the database holds that ``inv`` lacks, the database's date) when ``inv`` is dated before the
+    investigation the database holds; else ([], "")."""
+    from dbglog.core.model import missing_attempts
+
     row = store.q("SELECT updated FROM investigations WHERE id = ?", inv.id).fetchone()
     if row is None or not (inv.updated and row[0] and inv.updated < row[0]):
-        return []
-    have = {a.number for a in inv.attempts}
-    return [r[0] for r in store.q("SELECT number FROM attempts WHERE investigation_id = ? ORDER BY number", inv.id)
-            if r[0] not in have]
+        return [], ""
+    held = [r[0] for r in store.q("SELECT number FROM attempts WHERE investigation_id = ? ORDER BY number", inv.id)]
+    return missing_attempts(held, inv), row[0]
 
 
 def _refuse_older_file(store: Store, rel: str, inv) -> None:
     """A file dated before the investigation the database holds that lacks attempts recorded since is an older
     copy (`git checkout OLD -- logs/`, a revert, a restored backup), not a hand edit: taking it in deleted those
     attempts without a word. A hand edit keeps the file's date. ``--resolve`` takes the file as it is."""
-    lost = _older(store, inv)
+    lost, updated = _older(store, inv)
     if lost:
-        row = store.q("SELECT updated FROM investigations WHERE id = ?", inv.id).fetchone()
         raise ConflictError(f"{rel} is an older copy of investigation {inv.id} (updated {inv.updated}, the database's "
-                            f"{row[0]}) without attempt(s) {', '.join(map(str, lost[:8]))} recorded since: "
+                            f"{updated}) without attempt(s) {', '.join(map(str, lost[:8]))} recorded since: "
                             f"`dbglog export` writes the database's version back; `dbglog sync --resolve {rel}` "
                             "takes the file as it is and drops them")
 
@@ -576,7 +577,7 @@ class _Pass:
         self.report.misplaced += misplaced_warnings(misplaced, rel)
         dirty = redact.clean_record(inv)  # control characters or secrets put in by hand: not kept
         dirty = _edited_status(store, inv) or dirty
-        if self.keep_newer and row is not None and not forced and store.exists(inv.id) and _older(store, inv):
+        if self.keep_newer and row is not None and not forced and store.exists(inv.id) and _older(store, inv)[0]:
             return  # (export writes the database's newer version over it)
         self._note(rel, row, inv, forced)
         store.replace_investigation(inv)
