@@ -374,7 +374,7 @@ def _like(word: str) -> str:
 
 
 # A flag's value as the text must hold it, whatever the quoting: a plain word that no path rule rewrote.
-_PLAIN_VALUE = re.compile(r"^[\w.,:+@%-]+$", re.ASCII)  # (ASCII: a run's argv is stored as JSON, non-ASCII \\u-escaped)
+_PLAIN_VALUE = re.compile(r"^[\w.,:+@%-]+$", re.ASCII)  # (ASCII: a run's argv is stored as JSON, escaping the rest)
 
 
 def _value_anchors(key) -> list[str]:
