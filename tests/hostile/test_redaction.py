@@ -245,3 +245,4 @@ def test_a_token_in_an_argument_is_echoed_nowhere_in_errors_and_search(tmp_path)
     assert token not in r.stdout + r.stderr
     r = dbg("tried", f"HF_TOKEN={token} for the sampler", cwd=tmp_path)  # ("'...' itself was not tried")
     assert token not in r.stdout + r.stderr and "<redacted>" in r.stdout, r.stdout
+    assert "<redacted" not in r.stderr, r.stderr  # (no "'<redacted' is in no record" note about the cleaned word)
